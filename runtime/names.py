@@ -1,0 +1,38 @@
+"""Validation of names that become path components (databases, tenants, datasources).
+
+Artifacts live at ``<artifacts>/<tenant>/<db>/<key>``; a name such as ``../x`` or ``a/b`` would
+let one caller read another tenant's index, so every name is checked before it touches a path.
+"""
+
+from __future__ import annotations
+
+import re
+
+from runtime.errors import InvalidNameError
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def check_name(value: str, what: str = "name") -> str:
+    """Return ``value`` if it is a safe single path component, else raise.
+
+    >>> check_name("ecommerce", "database")
+    'ecommerce'
+    >>> check_name("../etc", "database")
+    Traceback (most recent call last):
+    ...
+    runtime.errors.InvalidNameError: invalid database '../etc': ...
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidNameError(f"invalid {what} {value!r}: it must be a non-empty string")
+    if "\x00" in value or "/" in value or "\\" in value or ".." in value:
+        raise InvalidNameError(
+            f"invalid {what} {value!r}: '/', '\\\\', '..' and NUL are not allowed; "
+            "use letters, digits, '_', '-' and '.'"
+        )
+    if not _SAFE_NAME.match(value):
+        raise InvalidNameError(
+            f"invalid {what} {value!r}: use 1-128 letters, digits, '_', '-' or '.', "
+            "starting with a letter or digit"
+        )
+    return value

@@ -1,0 +1,211 @@
+"""The authoritative schema of one database: models, loader and foreign-key graph.
+
+``data/schemas/<db>.json`` is the source of truth for tables and columns; docs only add
+meaning. The loader validates with pydantic and turns every problem into one
+:class:`~runtime.errors.SchemaFileError` naming the file, the JSON path and the fix.
+
+Example:
+    >>> db = Database.model_validate({"name": "shop", "tables": [
+    ...     {"name": "users", "columns": [{"name": "id", "type": "INTEGER", "primary_key": True}]},
+    ...     {"name": "orders", "columns": [
+    ...         {"name": "id", "type": "INTEGER", "primary_key": True},
+    ...         {"name": "user_id", "type": "INTEGER",
+    ...          "foreign_key": {"table": "users", "column": "id"}}]}]})
+    >>> sorted(db.neighbours("orders"))
+    ['users']
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from runtime.errors import SchemaFileError
+
+SUPPORTED_DIALECTS = ("postgres", "sqlite", "duckdb", "mysql", "bigquery", "snowflake", "tsql")
+
+
+class ForeignKey(BaseModel):
+    """A column-level reference ``table.column``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    table: str
+    column: str
+
+
+class Column(BaseModel):
+    """One column. ``sample_values`` and ``stats`` come from imports or live snapshots."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    type: str = "TEXT"
+    nullable: bool = True
+    primary_key: bool = False
+    description: str = ""
+    value_description: str = ""
+    foreign_key: ForeignKey | None = None
+    sample_values: list[str] = Field(default_factory=list)
+    stats: dict[str, Any] = Field(default_factory=dict)
+    pii: bool = False
+
+
+class Table(BaseModel):
+    """One table with its columns, in schema order."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    description: str = ""
+    columns: list[Column] = Field(min_length=1)
+    row_count: int | None = None
+
+    @model_validator(mode="after")
+    def _unique_columns(self) -> Table:
+        seen: set[str] = set()
+        for col in self.columns:
+            key = col.name.lower()
+            if key in seen:
+                raise ValueError(f"duplicate column {col.name!r} in table {self.name!r}")
+            seen.add(key)
+        return self
+
+    @property
+    def primary_key(self) -> list[str]:
+        return [c.name for c in self.columns if c.primary_key]
+
+    def column(self, name: str) -> Column | None:
+        lname = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lname), None)
+
+
+class Database(BaseModel):
+    """A database (or a union of databases) as the index sees it."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    description: str = ""
+    dialect: str = "postgres"
+    tables: list[Table] = Field(min_length=1)
+    schema_version: str | None = None
+    tenant: str | None = None
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Database:
+        if self.dialect not in SUPPORTED_DIALECTS:
+            raise ValueError(
+                f"dialect {self.dialect!r} is not supported; use one of {', '.join(SUPPORTED_DIALECTS)}"
+            )
+        by_name: dict[str, Table] = {}
+        for table in self.tables:
+            if table.name.lower() in by_name:
+                raise ValueError(f"duplicate table {table.name!r}")
+            by_name[table.name.lower()] = table
+        for table in self.tables:
+            for col in table.columns:
+                fk = col.foreign_key
+                if fk is None:
+                    continue
+                target = by_name.get(fk.table.lower())
+                if target is None:
+                    raise ValueError(
+                        f"{table.name}.{col.name}: foreign key points at unknown table {fk.table!r}"
+                    )
+                if target.column(fk.column) is None:
+                    raise ValueError(
+                        f"{table.name}.{col.name}: foreign key points at unknown column "
+                        f"{fk.table}.{fk.column}"
+                    )
+        return self
+
+    @cached_property
+    def table_map(self) -> dict[str, Table]:
+        """Tables by lower-cased name."""
+        return {t.name.lower(): t for t in self.tables}
+
+    def table(self, name: str) -> Table | None:
+        return self.table_map.get(name.lower())
+
+    @cached_property
+    def _adjacency(self) -> dict[str, set[str]]:
+        adj: dict[str, set[str]] = {t.name: set() for t in self.tables}
+        for table in self.tables:
+            for col in table.columns:
+                if col.foreign_key is None:
+                    continue
+                target = self.table_map[col.foreign_key.table.lower()].name
+                if target != table.name:
+                    adj[table.name].add(target)
+                    adj[target].add(table.name)
+        return adj
+
+    def neighbours(self, table: str) -> set[str]:
+        """Tables one foreign-key hop away, in either direction."""
+        t = self.table(table)
+        return set(self._adjacency[t.name]) if t else set()
+
+    def foreign_keys(self) -> list[tuple[str, str, str, str]]:
+        """All ``(table, column, ref_table, ref_column)`` in schema order."""
+        return [
+            (t.name, c.name, c.foreign_key.table, c.foreign_key.column)
+            for t in self.tables
+            for c in t.columns
+            if c.foreign_key is not None
+        ]
+
+
+def _format_validation_error(path: Path, exc: ValidationError, data: Any) -> str:
+    lines = [f"{path}: invalid schema ({exc.error_count()} problem(s))"]
+    for err in exc.errors()[:20]:
+        loc = _json_path(err["loc"], data)
+        lines.append(f"  at {loc}: {err['msg']}")
+    lines.append("  fix the fields above; see README 'Schema files' for the format")
+    return "\n".join(lines)
+
+
+def _json_path(loc: tuple[Any, ...], data: Any) -> str:
+    """``('tables', 3, 'columns', 0, 'name')`` -> ``$.tables[3](orders).columns[0].name``."""
+    out = "$"
+    node = data
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            node = node[part] if isinstance(node, list) and part < len(node) else None
+            if isinstance(node, dict) and isinstance(node.get("name"), str):
+                out += f"({node['name']})"
+        else:
+            out += f".{part}"
+            node = node.get(part) if isinstance(node, dict) else None
+    return out
+
+
+def parse_schema(data: Any, source: str | Path = "<schema>") -> Database:
+    """Validate already-decoded JSON; errors name ``source`` and the JSON path."""
+    try:
+        return Database.model_validate(data)
+    except ValidationError as exc:
+        raise SchemaFileError(_format_validation_error(Path(source), exc, data)) from None
+
+
+def load_schema(path: str | Path) -> Database:
+    """Read and validate ``path``; raises :class:`SchemaFileError` with a precise message."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise SchemaFileError(f"{p}: schema file not found; create it or check --data") from None
+    except OSError as exc:
+        raise SchemaFileError(f"{p}: cannot read schema file: {exc.strerror}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SchemaFileError(f"{p}: not UTF-8 at byte {exc.start}; save the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise SchemaFileError(
+            f"{p}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+    if not isinstance(data, dict):
+        raise SchemaFileError(f"{p}: the top level must be a JSON object with 'name' and 'tables'")
+    return parse_schema(data, p)

@@ -1,0 +1,89 @@
+"""The one tokenizer used for BM25 at build time and at query time.
+
+Identifiers are split on ``_`` and camelCase and also kept whole (``created_at`` yields
+``created``, ``at`` and ``created_at``), so a question naming a column in either form matches
+it. Words are Snowball-stemmed. The artifact records :data:`TOKENIZER_CONFIG`; the reader
+refuses an index built with another tokenizer, so query tokens always equal build tokens.
+
+>>> tokenize("Show orders.createdAt for user_id 7")
+['show', 'order', 'creat', 'at', 'createdat', 'user', 'id', 'user_id', '7']
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from py_rust_stemmers import SnowballStemmer
+
+TOKENIZER_CONFIG: dict[str, object] = {
+    "name": "schemarag-identifier-snowball",
+    "version": 2,
+    "stemmer": "snowball-english",
+    "lowercase": True,
+    "split_identifiers": True,
+    "min_length": 2,
+}
+
+_WORD = re.compile(r"[^\W]+", re.UNICODE)
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+STOPWORDS: frozenset[str] = frozenset(
+    """a an and are as at be by for from has have in is it its of on or that the this to was
+    were will with what which who whom whose when where why how all any each me my show list
+    give find get tell please i we you do does did can could would should there their them
+    they than then these those into about over under per""".split()
+)
+# "at" is a stopword in prose but meaningful inside identifiers (created_at); identifier
+# parts are never dropped, only free-standing stopwords.
+
+_stemmer = SnowballStemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _stemmer.stem_word(word)
+
+
+def split_identifier(word: str) -> list[str]:
+    """``'createdAt'`` -> ``['created', 'At']``; ``'user_id'`` -> ``['user', 'id']``."""
+    parts: list[str] = []
+    for piece in word.split("_"):
+        if piece:
+            parts.extend(_CAMEL.findall(piece) or [piece])
+    return parts
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens for BM25: stemmed words, identifier parts and whole identifiers."""
+    out: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        parts = split_identifier(word)
+        if len(parts) > 1:
+            for part in parts:
+                low = part.lower()
+                if len(low) >= 2 or low.isdigit():
+                    out.append(_stem(low))
+            out.append(word.lower())
+            continue
+        low = word.lower()
+        if low in STOPWORDS or (len(low) < 2 and not low.isdigit()):
+            continue
+        out.append(_stem(low))
+    return out
+
+
+def keywords(text: str, limit: int = 32) -> list[str]:
+    """Distinct identifier-ish terms (lower-case, unstemmed) in first-seen order."""
+    seen: dict[str, None] = {}
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        parts = split_identifier(word)
+        candidates = [word.lower()] + ([p.lower() for p in parts] if len(parts) > 1 else [])
+        for cand in candidates:
+            if len(cand) >= 3 and cand not in STOPWORDS and not cand.isdigit():
+                seen.setdefault(cand, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)[:limit]
