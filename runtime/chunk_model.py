@@ -37,9 +37,7 @@ CHUNK_FIELDS: tuple[str, ...] = (
 )
 
 
-def make_chunk_id(
-    database: str, table: str | None, chunk_type: str, column: str | None, text: str
-) -> str:
+def make_chunk_id(database: str, table: str | None, chunk_type: str, column: str | None, text: str) -> str:
     """Deterministic 20-hex-digit ID from the chunk's identity and content.
 
     >>> make_chunk_id("shop", "orders", "column", "id", "x") == make_chunk_id(

@@ -39,7 +39,7 @@ def add_location_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(name: str):  # noqa: ANN202 - returns a module
+def _load(name: str):
     module, _ = COMMANDS[name]
     return importlib.import_module(f"runtime.commands.{module}")
 

@@ -5,8 +5,8 @@ Identifiers are split on ``_`` and camelCase and also kept whole (``created_at``
 it. Words are Snowball-stemmed. The artifact records :data:`TOKENIZER_CONFIG`; the reader
 refuses an index built with another tokenizer, so query tokens always equal build tokens.
 
->>> tokenize("Show orders.createdAt for user_id 7")
-['show', 'order', 'creat', 'at', 'createdat', 'user', 'id', 'user_id', '7']
+>>> tokenize("Show orders.createdAt for user_id 7")  # 'show' is a stopword
+['order', 'creat', 'at', 'createdat', 'user', 'id', 'user_id', '7']
 """
 
 from __future__ import annotations
@@ -29,10 +29,79 @@ _WORD = re.compile(r"[^\W]+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 STOPWORDS: frozenset[str] = frozenset(
-    """a an and are as at be by for from has have in is it its of on or that the this to was
-    were will with what which who whom whose when where why how all any each me my show list
-    give find get tell please i we you do does did can could would should there their them
-    they than then these those into about over under per""".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "each",
+        "me",
+        "my",
+        "show",
+        "list",
+        "give",
+        "find",
+        "get",
+        "tell",
+        "please",
+        "i",
+        "we",
+        "you",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "would",
+        "should",
+        "there",
+        "their",
+        "them",
+        "they",
+        "than",
+        "then",
+        "these",
+        "those",
+        "into",
+        "about",
+        "over",
+        "under",
+        "per",
+    ]
 )
 # "at" is a stopword in prose but meaningful inside identifiers (created_at); identifier
 # parts are never dropped, only free-standing stopwords.

@@ -1,0 +1,81 @@
+"""Stage 4: fastembed passage vectors, cached per chunk text and model."""
+
+from dataclasses import dataclass, field
+
+import dagster as dg
+import numpy as np
+from dagster import AssetExecutionContext
+
+from assets.partitions import databases_partitions
+from assets.resources import EmbeddingModel, IndexPaths
+from assets.source_snapshot import SourceSnapshot
+from runtime.chunk_model import Chunk
+from runtime.chunking import ChunkSet
+from runtime.embedding import Embedder
+from runtime.embedding_cache import EmbeddingCache, text_key
+from runtime.paths import embedding_cache_dir
+
+
+@dataclass
+class ChunkEmbeddings:
+    vectors: np.ndarray
+    cache_hits: int
+    embedded_chunk_ids: list[str] = field(default_factory=list)
+
+
+def embed_text(chunk: Chunk) -> str:
+    """What the model sees: title first, so a column chunk says which table it belongs to."""
+    return f"{chunk.title}\n{chunk.text}"
+
+
+def embed_chunks(chunks: list[Chunk], embedder: Embedder, cache: EmbeddingCache | None) -> ChunkEmbeddings:
+    texts = [embed_text(c) for c in chunks]
+    keys = [text_key(t) for t in texts]
+    cached = cache.get_many(keys) if cache else {}
+    missing = [i for i, k in enumerate(keys) if k not in cached]
+    fresh: dict[str, np.ndarray] = {}
+    if missing:
+        vecs = embedder.passage_embed([texts[i] for i in missing])
+        fresh = {keys[i]: vecs[j] for j, i in enumerate(missing)}
+        if cache:
+            cache.put_many(fresh)
+    out = np.zeros((len(chunks), embedder.dimension), dtype=np.float32)
+    for i, k in enumerate(keys):
+        out[i] = cached[k] if k in cached else fresh[k]
+    return ChunkEmbeddings(
+        vectors=out,
+        cache_hits=len(chunks) - len(missing),
+        embedded_chunk_ids=[chunks[i].chunk_id for i in missing],
+    )
+
+
+@dg.asset(partitions_def=databases_partitions, group_name="index", compute_kind="fastembed")
+def chunk_embeddings(
+    context: AssetExecutionContext,
+    source_snapshot: SourceSnapshot,
+    doc_chunks: ChunkSet,
+    embedding_model: EmbeddingModel,
+    index_paths: IndexPaths,
+) -> dg.Output[ChunkEmbeddings | None]:
+    """One L2-normalised vector per chunk; unchanged chunk texts come from the embedding cache."""
+    if source_snapshot.existing:
+        return dg.Output(None, metadata={"skipped": "artifact already built"})
+    embedder = embedding_model.embedder()
+    cache = EmbeddingCache(
+        embedding_cache_dir(index_paths.artifacts_path()), embedder.checksum, embedder.dimension
+    )
+    try:
+        result = embed_chunks(doc_chunks.chunks, embedder, cache)
+    finally:
+        cache.close()
+    context.log.info(f"embedded {len(result.embedded_chunk_ids)} chunks, {result.cache_hits} from cache")
+    return dg.Output(
+        result,
+        metadata={
+            "vectors": int(result.vectors.shape[0]),
+            "embedded": len(result.embedded_chunk_ids),
+            "cache_hits": result.cache_hits,
+            "model": embedder.spec.name,
+            "embedded_chunk_ids": dg.MetadataValue.json(result.embedded_chunk_ids),
+        },
+    )

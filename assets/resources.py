@@ -1,0 +1,44 @@
+"""Resources for everything external: where inputs and artifacts live, and the embedding model.
+
+Fields default to ``None`` and resolve at run time (``$SCHEMARAG_DATA``, ``$SCHEMARAG_ARTIFACTS``,
+then the repo defaults), so the same Definitions serve the samples, a CI checkout and a
+deployment without import-time environment reads.
+"""
+
+from pathlib import Path
+
+import dagster as dg
+
+from runtime.embedding import DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, Embedder, ModelSpec
+from runtime.paths import artifacts_dir, data_dir, database_artifacts
+
+
+class IndexPaths(dg.ConfigurableResource):
+    """Input and output folders, and how many published versions to keep."""
+
+    data: str | None = None
+    artifacts: str | None = None
+    keep_versions: int = 3
+    write_lance: bool = True
+
+    def data_path(self) -> Path:
+        return data_dir(self.data)
+
+    def artifacts_path(self) -> Path:
+        return artifacts_dir(self.artifacts)
+
+    def database_root(self, db: str, tenant: str | None = None) -> Path:
+        return database_artifacts(self.artifacts_path(), db, tenant)
+
+
+class EmbeddingModel(dg.ConfigurableResource):
+    """The passage-embedding model (fastembed, offline). ``model_dir=None`` = the packaged default."""
+
+    model_name: str = DEFAULT_MODEL_NAME
+    model_dir: str | None = None
+    dimension: int = DEFAULT_DIMENSION
+
+    def embedder(self) -> Embedder:
+        return Embedder.get(
+            ModelSpec(name=self.model_name, model_dir=self.model_dir, dimension=self.dimension)
+        )

@@ -1,0 +1,29 @@
+"""Stage 1: the exact input bytes of one database (schema JSON + docs) and its content key."""
+
+import dagster as dg
+from dagster import AssetExecutionContext
+
+from assets.partitions import databases_partitions
+from assets.resources import EmbeddingModel, IndexPaths
+from runtime.build_inputs import SourceSnapshot, read_sources
+
+
+@dg.asset(partitions_def=databases_partitions, group_name="index", compute_kind="python")
+def source_snapshot(
+    context: AssetExecutionContext, index_paths: IndexPaths, embedding_model: EmbeddingModel
+) -> dg.Output[SourceSnapshot]:
+    """Schema JSON and markdown docs of one database, hashed into the artifact key."""
+    db = context.partition_key
+    model = embedding_model.embedder().identity
+    snap = read_sources(index_paths.data_path(), db, model, index_paths.artifacts_path())
+    for w in snap.warnings:
+        context.log.warning(w)
+    return dg.Output(
+        snap,
+        metadata={
+            "key": snap.key,
+            "already_built": snap.existing,
+            "tables": len(snap.database.tables),
+            "doc_files": len(snap.doc_bytes),
+        },
+    )

@@ -1,0 +1,89 @@
+"""The artifact format: layout, manifest and content key. Owned by ``runtime``.
+
+An artifact is an immutable folder ``<db root>/<key>/`` holding:
+
+========================  ==========================================================
+``manifest.json``          format version, key, inputs and their hashes, parameters,
+                           model identity, counts, per-file SHA-256 and size
+``chunks.parquet``         one row per chunk: text and all metadata
+``tables.parquet``         one row per table: DDL (CREATE TABLE, pre-rendered), columns
+``schema.json``            the authoritative schema the index was built from
+``vocab.json``             the BM25 vocabulary (term list; position = term id)
+``bm25_*.npy``             CSC BM25 weights: indptr, indices, data, idf
+``typo_*.npy``             delete-neighbourhood typo index: keys, terms
+``embeddings.npy``         float32 [chunks x dimension], L2-normalised
+``chunk_table.npy``        int32 table index per chunk (-1 = database-level chunk)
+``lance/``                 LanceDB table ``chunks`` (vectors + full-text index)
+========================  ==========================================================
+
+``<db root>/CURRENT`` names the published key. The key hashes every input byte and every
+parameter that changes the output, never a timestamp, so equal inputs give equal keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 3
+MANIFEST = "manifest.json"
+CURRENT = "CURRENT"
+KEY_LENGTH = 16
+LANCE_DIR = "lance"
+LANCE_TABLE = "chunks"
+
+NPY_FILES = (
+    "bm25_indptr.npy",
+    "bm25_indices.npy",
+    "bm25_data.npy",
+    "bm25_idf.npy",
+    "typo_keys.npy",
+    "typo_terms.npy",
+    "embeddings.npy",
+    "chunk_table.npy",
+)
+
+
+def compute_key(
+    schema_bytes: bytes,
+    doc_files: dict[str, bytes],
+    params: dict[str, Any],
+    model: dict[str, Any],
+) -> str:
+    """Content key over inputs and parameters (hex, :data:`KEY_LENGTH` characters).
+
+    >>> k1 = compute_key(b"{}", {"a.md": b"x"}, {"chunking": 1}, {"name": "m"})
+    >>> k1 == compute_key(b"{}", {"a.md": b"x"}, {"chunking": 1}, {"name": "m"})
+    True
+    >>> k1 == compute_key(b"{}", {"a.md": b"y"}, {"chunking": 1}, {"name": "m"})
+    False
+    """
+    h = hashlib.sha256()
+    h.update(f"schemarag-artifact-v{FORMAT_VERSION}\n".encode())
+    h.update(hashlib.sha256(schema_bytes).digest())
+    for name in sorted(doc_files):
+        h.update(name.encode("utf-8") + b"\x00")
+        h.update(hashlib.sha256(doc_files[name]).digest())
+    h.update(json.dumps(params, sort_keys=True).encode())
+    h.update(json.dumps(model, sort_keys=True).encode())
+    return h.hexdigest()[:KEY_LENGTH]
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_checksums(folder: Path) -> dict[str, dict[str, Any]]:
+    """``{relative path: {sha256, bytes}}`` for every file under ``folder`` except the manifest."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and p.name != MANIFEST:
+            rel = p.relative_to(folder).as_posix()
+            out[rel] = {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+    return out

@@ -1,0 +1,71 @@
+"""``schemarag build``: materialize the Dagster asset graph in-process, one run per database.
+
+Databases whose content key is already published are reported ``unchanged`` before Dagster
+is even imported: a no-op rebuild costs one hash of the inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from runtime.artifact_store import read_current
+from runtime.build_inputs import read_sources
+from runtime.embedding import Embedder
+from runtime.errors import SchemaFileError, SchemaragError
+from runtime.paths import artifacts_dir, data_dir, list_databases
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db", action="append", default=None, help="database to build (repeatable; default: all)"
+    )
+    parser.add_argument(
+        "--force-dagster",
+        action="store_true",
+        help="run the Dagster graph even for databases whose key is already published",
+    )
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    data, artifacts = data_dir(args.data), artifacts_dir(args.artifacts)
+    dbs = args.db or list_databases(data)
+    if not dbs:
+        raise SchemaFileError(f"{data}: no <db>.json schema files found; check --data")
+    start = time.perf_counter()
+    model = Embedder.get().identity
+    todo, rows, failures = [], [], 0
+    for db in dbs:
+        try:
+            snap = read_sources(data, db, model, artifacts)
+        except SchemaragError as exc:
+            rows.append(f"{db:<24} FAILED   {exc}")
+            failures += 1
+            continue
+        if snap.existing and read_current(snap.root) == snap.key and not args.force_dagster:
+            rows.append(f"{db:<24} unchanged key={snap.key}")
+        else:
+            todo.append(db)
+    if todo:
+        _log(f"building {len(todo)} database(s) with Dagster: {', '.join(todo)}")
+        from pipelines.build import build_databases
+
+        for r in build_databases(todo, data, artifacts, progress=_log):
+            if not r.ok:
+                failures += 1
+                rows.append(f"{r.database:<24} FAILED   {r.error}")
+                continue
+            state = "built    " if r.built else "unchanged"
+            rows.append(
+                f"{r.database:<24} {state} key={r.key} tables={r.tables} chunks={r.chunks} "
+                f"embedded={r.embedded} cached={r.cache_hits}"
+            )
+    for row in rows:
+        print(row)
+    print(f"done in {time.perf_counter() - start:.2f}s; {failures} failed")
+    return 1 if failures else 0

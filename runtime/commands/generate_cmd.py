@@ -1,0 +1,141 @@
+"""``schemarag generate --db DB "question"``: SQL from a question, or the exact prompt.
+
+The schema comes from the published artifact (the one retrieval searches), falling back to
+``<data>/<db>.json`` when no artifact exists; in that case RAG cannot run and the output says
+why. ``--prompt-only`` needs no model: it prints the messages that would be sent and the
+retrieval metadata. The model is configured by ``SCHEMARAG_LLM_BASE_URL``,
+``SCHEMARAG_LLM_MODEL`` and ``SCHEMARAG_LLM_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from typing import Any
+
+from runtime.errors import ConfigError, SchemaFileError, SchemaragError
+from runtime.paths import artifacts_dir, data_dir, schema_path
+from runtime.schema import Database, load_schema
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, help="database name (schema and artifact)")
+    parser.add_argument("question", help="the natural-language question")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--use-retrieval",
+        dest="use_retrieval",
+        action="store_true",
+        default=None,
+        help="force RAG (focused schema) regardless of table count",
+    )
+    mode.add_argument(
+        "--no-retrieval", dest="use_retrieval", action="store_false", help="force the full schema"
+    )
+    parser.add_argument("--top-k", type=int, default=None, help="chunks to retrieve (default: retriever's)")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="minimum relevance in [0, 1] for a chunk (default: retriever's)",
+    )
+    parser.add_argument("--token-budget", type=int, default=None, help="cap the focused schema's size")
+    parser.add_argument("--tenant", default=None, help="tenant whose live-datasource index to use")
+    parser.add_argument(
+        "--prompt-only",
+        action="store_true",
+        help="print the messages that would be sent and the retrieval metadata; no LLM",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _open(args: argparse.Namespace) -> tuple[Database, Any]:
+    """The authoritative schema and a retrieve callable (which raises if no artifact exists)."""
+    from runtime.retriever import Retriever
+
+    try:
+        retriever = Retriever.open(args.db, artifacts_dir(args.artifacts), tenant=args.tenant)
+    except SchemaragError as exc:
+        open_error = exc
+        path = schema_path(data_dir(args.data), args.db)
+        try:
+            db = load_schema(path)
+        except SchemaFileError as schema_exc:
+            raise SchemaFileError(f"{schema_exc}; and no usable index: {exc}") from None
+        log.info("no usable index for %s (%s); using %s", args.db, exc, path)
+
+        def unavailable(question: str, top_k: int | None, threshold: float | None) -> Any:
+            raise open_error
+
+        return db, unavailable
+
+    def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
+        return retriever.search(question, top_k=top_k, relevance_threshold=threshold)
+
+    return retriever.schema, retrieve
+
+
+def run(args: argparse.Namespace) -> int:
+    from runtime.querygen.generator import generate, prepare_prompt
+    from runtime.querygen.llm_client import ChatClient
+    from runtime.querygen.strategy import StrategyConfig
+
+    if args.top_k is not None and args.top_k < 1:
+        raise ConfigError(f"--top-k {args.top_k}: use a whole number >= 1")
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        raise ConfigError(f"--threshold {args.threshold}: use a value between 0 and 1")
+    config = StrategyConfig.from_env()
+    client = None if args.prompt_only else ChatClient.from_env()  # fail before any retrieval work
+    db, retrieve = _open(args)
+    options = {
+        "retrieve": retrieve, "use_retrieval": args.use_retrieval, "top_k": args.top_k,
+        "relevance_threshold": args.threshold, "config": config, "token_budget": args.token_budget,
+    }  # fmt: skip
+    if args.prompt_only:
+        prepared = prepare_prompt(args.question, db, **options)
+        if args.json:
+            print(json.dumps(prepared.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            for message in prepared.messages:
+                print(f"===== {message['role']} =====\n{message['content']}\n")
+            print("===== retrievalMetadata =====")
+            print(json.dumps(prepared.metadata, indent=2, ensure_ascii=False))
+            print("===== usage =====")
+            print(json.dumps(prepared.usage, indent=2))
+        return 0
+    output = generate(args.question, db, client, **options)
+    if args.json:
+        print(json.dumps(output, indent=2, ensure_ascii=False))
+    else:
+        _print_human(output)
+    return 0 if output["validation"]["valid"] else 1
+
+
+def _print_human(output: dict[str, Any]) -> None:
+    meta = output["retrievalMetadata"]
+    print(output["query"])
+    print()
+    print(f"-- {output['explanation']}")
+    print(
+        f"-- confidence: {output['confidence']}"
+        + (f" ({'; '.join(output['confidenceFactors'])})" if output["confidenceFactors"] else "")
+    )
+    print(f"-- tables used: {', '.join(output['tablesUsed'])}")
+    for assumption in output["assumptions"]:
+        print(f"-- assumption: {assumption}")
+    strategy = f"-- strategy: {meta['strategy']} ({len(meta['tablesIncluded'])} tables"
+    if meta["strategy"] == "rag":
+        strategy += f", {meta['chunksRetrieved']} chunks, avg relevance {meta['avgRelevanceScore']:.2f}"
+    print(strategy + ")" + (f"; fallback: {meta['fallbackReason']}" if meta.get("fallbackReason") else ""))
+    usage = output["usage"]
+    print(f"-- prompt ~{usage['promptTokens']} tokens (schema ~{usage['schemaTokens']})")
+    validation = output["validation"]
+    if validation["valid"]:
+        print("-- validation: ok" + (" (after one repair)" if validation["repaired"] else ""))
+    else:
+        print("-- validation: FAILED")
+        for error in validation["errors"]:
+            print(f"--   {error}")

@@ -1,0 +1,38 @@
+"""Live datasources: snapshot SQLite, DuckDB and PostgreSQL catalogs into versioned schemas.
+
+Public entry points (plain functions, so the Dagster sensor in ``pipelines/`` can call them):
+
+- :func:`load_datasources` / :func:`get_datasource` read ``data/datasources.yaml``;
+- :func:`snapshot_datasource` introspects one entry into a :class:`~runtime.schema.Database`
+  with ``schema_version`` and ``tenant`` set; :func:`fingerprint` hashes its structure;
+- :func:`docs_init` writes ``<data>/<name>.json`` and merges ``<data>/<name>/docs/*.md``;
+- :func:`latest_snapshot` reads the last written snapshot (authoritative for validation).
+"""
+
+from __future__ import annotations
+
+from runtime.datasources.config import DatasourceEntry, datasources_path, get_datasource, load_datasources
+from runtime.datasources.docs_init import DocsInitResult, docs_init, latest_snapshot, snapshot_changed
+from runtime.datasources.snapshot import (
+    SnapshotResult,
+    fingerprint,
+    make_version,
+    snapshot_datasource,
+    take_snapshot,
+)
+
+__all__ = [
+    "DatasourceEntry",
+    "DocsInitResult",
+    "SnapshotResult",
+    "datasources_path",
+    "docs_init",
+    "fingerprint",
+    "get_datasource",
+    "latest_snapshot",
+    "load_datasources",
+    "make_version",
+    "snapshot_changed",
+    "snapshot_datasource",
+    "take_snapshot",
+]

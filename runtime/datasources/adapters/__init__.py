@@ -1,0 +1,1 @@
+"""One module per datasource kind; each subclasses :class:`~runtime.datasources.adapters.base.Adapter`."""

@@ -1,0 +1,51 @@
+"""Per-model embedding cache keyed by the SHA-256 of the passage text.
+
+SQLite (stdlib) because several Dagster processes may build partitions at once: it gives
+atomic, concurrent-safe upserts without a server. Editing one doc re-embeds only the chunks
+whose text changed; everything else is a cache hit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """``get_many``/``put_many`` of float32 vectors for one model identity."""
+
+    def __init__(self, folder: Path, model_checksum: str, dimension: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{model_checksum[:16]}-{dimension}.sqlite"
+        self.dimension = dimension
+        self._conn = sqlite3.connect(self.path, timeout=60)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            q = f"SELECT k, v FROM vectors WHERE k IN ({','.join('?' * len(part))})"
+            for k, v in self._conn.execute(q, part):
+                vec = np.frombuffer(v, dtype=np.float32)
+                if vec.shape[0] == self.dimension:
+                    out[k] = vec
+        return out
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO vectors (k, v) VALUES (?, ?)",
+                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+
+    def close(self) -> None:
+        self._conn.close()

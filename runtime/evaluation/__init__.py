@@ -1,0 +1,1 @@
+"""Retrieval evaluation: gold tables/columns from SQL, metrics, the harness and reports."""

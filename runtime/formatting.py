@@ -1,0 +1,197 @@
+"""Schema context for the SQL-writing model: ``CREATE TABLE`` statements plus retrieved docs.
+
+DDL pieces (quoted name, one rendered line per column, PK and FK constraints) are rendered by
+sqlglot in the database's dialect once, at build time, and stored in the artifact; a request
+only joins strings. Key columns (PK, FK) are always kept when columns are pruned, and output
+order is deterministic: tables in the order given, columns in schema order.
+
+>>> from runtime.schema import Database
+>>> db = Database.model_validate({"name": "s", "tables": [{"name": "users", "columns": [
+...     {"name": "id", "type": "INTEGER", "primary_key": True, "nullable": False},
+...     {"name": "email", "type": "TEXT", "description": "login e-mail"}]}]})
+>>> print(format_full_schema(db))
+CREATE TABLE users (
+  id INT NOT NULL,
+  email TEXT, -- login e-mail
+  PRIMARY KEY (id)
+);
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from runtime.chunk_model import estimate_tokens
+from runtime.schema import Column, Database, Table
+
+if TYPE_CHECKING:
+    from runtime.results import RetrievalResult
+
+DESCRIPTION_CHARS = 120
+
+
+@dataclass(frozen=True)
+class TableDDL:
+    """Pre-rendered pieces of one table's CREATE TABLE statement."""
+
+    name: str
+    name_sql: str
+    columns: tuple[str, ...]  # column names, schema order
+    column_sql: tuple[str, ...]  # rendered "name TYPE [NOT NULL]" per column
+    comments: tuple[str, ...]  # one-line description per column ("" if none)
+    key_columns: tuple[str, ...]  # PK and FK columns: never pruned
+    pk_sql: str
+    fk_sql: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (column, constraint sql)
+
+
+def _data_type(col: Column, dialect: str):
+    from sqlglot import exp
+
+    try:
+        return exp.DataType.build(col.type or "TEXT", dialect=dialect)
+    except Exception:  # an exotic or vendor type: keep it verbatim as a user-defined type
+        return exp.DataType.build(col.type or "TEXT", udt=True)
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= DESCRIPTION_CHARS else flat[: DESCRIPTION_CHARS - 3] + "..."
+
+
+def render_table(table: Table, dialect: str) -> TableDDL:
+    """Render one table's DDL pieces with sqlglot."""
+    from sqlglot import exp
+
+    col_sql, comments = [], []
+    for col in table.columns:
+        constraints = [] if col.nullable else [exp.ColumnConstraint(kind=exp.NotNullColumnConstraint())]
+        node = exp.ColumnDef(
+            this=exp.to_identifier(col.name), kind=_data_type(col, dialect), constraints=constraints
+        )
+        col_sql.append(node.sql(dialect=dialect))
+        comments.append(_one_line(col.description))
+    pk = table.primary_key
+    pk_sql = exp.PrimaryKey(expressions=[exp.to_identifier(c) for c in pk]).sql(dialect=dialect) if pk else ""
+    fks = []
+    for col in table.columns:
+        if col.foreign_key is None:
+            continue
+        target = exp.Table(this=exp.to_identifier(col.foreign_key.table))
+        ref = exp.Reference(
+            this=exp.Schema(this=target, expressions=[exp.to_identifier(col.foreign_key.column)])
+        )
+        node = exp.ForeignKey(expressions=[exp.to_identifier(col.name)], reference=ref)
+        fks.append((col.name, node.sql(dialect=dialect)))
+    keys = tuple(dict.fromkeys([*pk, *(c for c, _ in fks)]))
+    return TableDDL(
+        name=table.name,
+        name_sql=exp.Table(this=exp.to_identifier(table.name)).sql(dialect=dialect),
+        columns=tuple(c.name for c in table.columns),
+        column_sql=tuple(col_sql),
+        comments=tuple(comments),
+        key_columns=keys,
+        pk_sql=pk_sql,
+        fk_sql=tuple(fks),
+    )
+
+
+def render_schema(db: Database) -> dict[str, TableDDL]:
+    """DDL pieces for every table, keyed by exact table name."""
+    return {t.name: render_table(t, db.dialect) for t in db.tables}
+
+
+def assemble(ddl: TableDDL, columns: Iterable[str] | None = None, with_comments: bool = True) -> str:
+    """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns)."""
+    keep: set[str] | None = None
+    if columns is not None:
+        keep = {c.lower() for c in columns} | {c.lower() for c in ddl.key_columns}
+    items: list[tuple[str, str]] = []
+    for name, sql, comment in zip(ddl.columns, ddl.column_sql, ddl.comments, strict=True):
+        if keep is None or name.lower() in keep:
+            items.append((sql, comment if with_comments else ""))
+    if ddl.pk_sql:
+        items.append((ddl.pk_sql, ""))
+    for col, fk in ddl.fk_sql:
+        if keep is None or col.lower() in keep:
+            items.append((fk, ""))
+    lines = []
+    for i, (sql, comment) in enumerate(items):
+        sep = "," if i < len(items) - 1 else ""
+        lines.append(f"  {sql}{sep}" + (f" -- {comment}" if comment else ""))
+    return f"CREATE TABLE {ddl.name_sql} (\n" + "\n".join(lines) + "\n);"
+
+
+def format_tables(
+    db: Database,
+    tables: Sequence[str],
+    columns: dict[str, list[str]] | None = None,
+    ddl: dict[str, TableDDL] | None = None,
+) -> str:
+    """CREATE TABLE statements for ``tables`` in the given order (unknown names are skipped)."""
+    pieces = ddl or render_schema(db)
+    out = []
+    for name in tables:
+        t = db.table(name)
+        if t is None:
+            continue
+        cols = columns.get(t.name) if columns else None
+        out.append(assemble(pieces[t.name], cols))
+    return "\n\n".join(out)
+
+
+def format_full_schema(db: Database, ddl: dict[str, TableDDL] | None = None) -> str:
+    """Every table, schema order: the context of the ``full`` strategy."""
+    return format_tables(db, [t.name for t in db.tables], ddl=ddl)
+
+
+def format_focused_schema_tables(
+    db: Database,
+    tables: Sequence[str],
+    columns: dict[str, list[str]] | None = None,
+    ddl: dict[str, TableDDL] | None = None,
+) -> str:
+    """Focused schema from an explicit table (and optional column) selection."""
+    return format_tables(db, tables, columns, ddl)
+
+
+def format_focused_schema(
+    db: Database,
+    result: RetrievalResult,
+    token_budget: int | None = None,
+    ddl: dict[str, TableDDL] | None = None,
+) -> str:
+    """Retrieved tables + FK neighbours as CREATE TABLE, then the retrieved docs by table.
+
+    With ``token_budget``, material is dropped lowest-score first: doc chunks from the
+    lowest-scoring up, then expanded (neighbour) tables from the last, never a retrieved table.
+    """
+    tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
+    chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
+
+    def render(tbls: list[str], chs: list) -> str:
+        text = format_tables(db, tbls, ddl=ddl)
+        if chs:
+            by_table: dict[str, list] = {}
+            for sc in chs:
+                by_table.setdefault(sc.chunk.table or db.name, []).append(sc)
+            parts = ["", "-- Retrieved documentation", ""]
+            for tname in [*tbls, *(k for k in by_table if k not in tbls)]:
+                for sc in by_table.get(tname, []):
+                    parts.append(f"### {sc.chunk.title} (relevance {sc.score:.2f})\n{sc.chunk.text}\n")
+            text += "\n" + "\n".join(parts).rstrip() + "\n"
+        return text
+
+    out = render(tables, chunks)
+    if token_budget is None:
+        return out
+    while estimate_tokens(out) > token_budget and chunks:
+        chunks = chunks[:-1]
+        out = render(tables, chunks)
+    retrieved = set(result.tables)
+    while estimate_tokens(out) > token_budget and len(tables) > len(retrieved):
+        drop = next(t for t in reversed(tables) if t not in retrieved)
+        tables.remove(drop)
+        out = render(tables, chunks)
+    return out

@@ -1,0 +1,134 @@
+"""The schema context of a prompt: full schema, or focused schema from retrieval, with metadata.
+
+Retrieval is injected as a plain callable ``(question, top_k, threshold) -> RetrievalResult``
+(by default the real :class:`runtime.retriever.Retriever`), so the generator never cares
+whether chunks come from a local artifact, a tenant's live index or a service. Any failure or
+an empty result falls back to the full schema, is logged, and is recorded as
+``fallbackReason`` (QG-RAG-01): a generator that answers from the whole schema beats one that
+answers nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.querygen.strategy import StrategyConfig, StrategyDecision, choose_strategy
+from runtime.schema import Database
+
+log = logging.getLogger(__name__)
+
+RetrieveFn = Callable[[str, "int | None", "float | None"], Any]
+FullFormatter = Callable[[Database], str]
+FocusedFormatter = Callable[[Database, Any, "int | None"], str]
+
+
+@dataclass
+class SchemaContext:
+    """What goes into the prompt and the ``retrievalMetadata`` describing how it was chosen."""
+
+    text: str
+    metadata: dict[str, Any]
+    decision: StrategyDecision
+    result: Any | None = None  # the RetrievalResult when RAG was used
+
+    @property
+    def strategy(self) -> str:
+        return self.metadata["strategy"]
+
+
+def default_retrieve(db: Database, artifacts: Any = None, tenant: str | None = None) -> RetrieveFn:
+    """A retrieve callable backed by the published artifact of ``db`` (opened on first use)."""
+
+    def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
+        from runtime.retriever import Retriever
+
+        retriever = Retriever.open(db.name, artifacts, tenant if tenant is not None else db.tenant)
+        return retriever.search(question, top_k=top_k, relevance_threshold=threshold)
+
+    return retrieve
+
+
+def build_context(
+    question: str,
+    db: Database,
+    *,
+    retrieve: RetrieveFn | None = None,
+    use_retrieval: bool | None = None,
+    top_k: int | None = None,
+    relevance_threshold: float | None = None,
+    config: StrategyConfig | None = None,
+    token_budget: int | None = None,
+    format_full: FullFormatter | None = None,
+    format_focused: FocusedFormatter | None = None,
+) -> SchemaContext:
+    """Choose the strategy for ``db`` and render the schema context (see the module docstring)."""
+    config = config if config is not None else StrategyConfig.from_env()
+    decision = choose_strategy(len(db.tables), config, use_retrieval)
+    if format_full is None or format_focused is None:
+        from runtime import formatting
+
+        format_full = format_full or formatting.format_full_schema
+        format_focused = format_focused or formatting.format_focused_schema
+    if decision.strategy == "full":
+        log.info("query generator: full schema for %s (%s)", db.name, decision.reason)
+        return SchemaContext(format_full(db), _full_metadata(db, decision), decision)
+
+    retrieve = retrieve or default_retrieve(db)
+    k = top_k if top_k is not None else config.top_k
+    threshold = relevance_threshold if relevance_threshold is not None else config.relevance_threshold
+    try:
+        result = retrieve(question, k, threshold)
+        if not result.chunks:
+            return _fallback(db, decision, "No relevant documentation found", format_full)
+        text = format_focused(db, result, token_budget)
+    except Exception as exc:
+        log.debug("retrieval failure details", exc_info=True)
+        return _fallback(db, decision, f"Retrieval failed: {type(exc).__name__}: {exc}", format_full)
+    meta = _rag_metadata(result, decision)
+    log.info(
+        "query generator: RAG for %s (%s): %d chunks, tables %s, avg relevance %.3f",
+        db.name, decision.reason, meta["chunksRetrieved"], meta["tablesIncluded"], meta["avgRelevanceScore"],
+    )  # fmt: skip
+    return SchemaContext(text, meta, decision, result)
+
+
+def _fallback(
+    db: Database, decision: StrategyDecision, reason: str, format_full: FullFormatter
+) -> SchemaContext:
+    log.warning("query generator: RAG for %s fell back to the full schema: %s", db.name, reason)
+    meta = _full_metadata(db, decision)
+    meta["fallbackReason"] = reason
+    return SchemaContext(format_full(db), meta, decision)
+
+
+def _full_metadata(db: Database, decision: StrategyDecision) -> dict[str, Any]:
+    return {
+        "strategy": "full",
+        "tablesIncluded": [t.name for t in db.tables],
+        "strategyReason": decision.reason,
+    }
+
+
+def _rag_metadata(result: Any, decision: StrategyDecision) -> dict[str, Any]:
+    md = getattr(result, "metadata", None)
+    # The tables actually rendered into the focused schema: retrieved ones, then FK neighbours.
+    tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
+    scores = [float(sc.score) for sc in result.chunks]
+    avg = getattr(md, "avg_relevance_score", None)
+    avg = float(avg) if avg is not None else (sum(scores) / len(scores) if scores else 0.0)
+    meta: dict[str, Any] = {
+        "strategy": "rag",
+        "tablesIncluded": tables,
+        "chunksRetrieved": len(result.chunks),
+        "avgRelevanceScore": round(avg, 4),
+        "retrievedTables": list(result.tables),
+        "expandedTables": list(result.expanded_tables),
+        "strategyReason": decision.reason,
+    }
+    key = getattr(md, "artifact_key", None)
+    if key:
+        meta["artifactKey"] = key
+    return meta

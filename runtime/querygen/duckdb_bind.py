@@ -1,0 +1,145 @@
+"""Bind a query in DuckDB against empty tables built from the schema, without executing it.
+
+sqlglot's qualifier knows names but not types, GROUP BY rules or function signatures; DuckDB's
+binder does. The query is transpiled from the database's dialect, table qualifiers
+(``catalog.schema.``) are dropped because the empty tables live in DuckDB's default schema,
+and ``EXPLAIN`` binds and plans without running anything. The connection has external access
+disabled and its configuration locked, so even a query that slipped past the read-only check
+cannot touch files.
+
+DuckDB is stricter than some source dialects (SQLite adds text to numbers; MySQL allows bare
+columns next to aggregates), so for them only name errors are errors and type or function
+mismatches are reported as warnings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.schema import Database
+
+log = logging.getLogger(__name__)
+
+# Dialects sqlglot can transpile to DuckDB well enough for binding to mean something.
+BIND_DIALECTS = frozenset({"duckdb", "postgres", "sqlite", "mysql", "snowflake", "bigquery", "tsql"})
+# Dialects that reject a bare column next to an aggregate, as DuckDB does.
+STRICT_GROUP_BY = frozenset({"duckdb", "postgres", "snowflake", "bigquery", "tsql"})
+
+
+@dataclass
+class BindResult:
+    checked: bool
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Catalog:
+    """One in-memory DuckDB connection holding a schema's empty tables, shared under a lock."""
+
+    def __init__(self, db: Database) -> None:
+        import duckdb
+
+        self.lock = threading.Lock()
+        self.con = duckdb.connect(":memory:", config={"enable_external_access": False})
+        self._types: dict[str, str] = {}
+        for table in db.tables:
+            cols = ", ".join(f"{_quote(c.name)} {self._duck_type(c.type, db.dialect)}" for c in table.columns)
+            self.con.execute(f"CREATE TABLE {_quote(table.name)} ({cols})")
+        self.con.execute("SET lock_configuration = true")
+
+    def _duck_type(self, type_text: str, dialect: str) -> str:
+        """The DuckDB spelling of a column type; VARCHAR when DuckDB has no equivalent."""
+        key = f"{dialect}:{type_text}"
+        if key not in self._types:
+            self._types[key] = self._convert(type_text, dialect)
+        return self._types[key]
+
+    def _convert(self, type_text: str, dialect: str) -> str:
+        import duckdb
+        from sqlglot import exp
+        from sqlglot.errors import SqlglotError
+
+        if not type_text.strip():
+            return "VARCHAR"
+        try:
+            dtype = exp.DataType.build(type_text, dialect=dialect, udt=True)
+            if dtype.is_type(exp.DataType.Type.USERDEFINED):
+                return "VARCHAR"
+            candidate = dtype.sql("duckdb")
+            self.con.execute(f"SELECT CAST(NULL AS {candidate})")
+        except (SqlglotError, duckdb.Error, ValueError):
+            return "VARCHAR"
+        return candidate
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _schema_key(db: Database) -> str:
+    return hashlib.sha256(db.model_dump_json(include={"dialect", "tables"}).encode()).hexdigest()
+
+
+_MAX_CATALOGS = 16
+_catalogs: dict[str, _Catalog] = {}
+_catalogs_lock = threading.Lock()
+
+
+def _catalog(db: Database) -> _Catalog:
+    """The cached catalog for ``db`` (keyed by a hash of its tables, so edits rebuild it)."""
+    key = _schema_key(db)
+    with _catalogs_lock:
+        if key not in _catalogs:
+            if len(_catalogs) >= _MAX_CATALOGS:
+                _catalogs.pop(next(iter(_catalogs))).con.close()
+            _catalogs[key] = _Catalog(db)
+        return _catalogs[key]
+
+
+def bind_check(tree: Any, db: Database) -> BindResult:
+    """Bind the parsed query ``tree`` (in ``db.dialect``) in DuckDB; see the module docstring."""
+    import duckdb
+    from sqlglot import exp
+    from sqlglot.errors import ErrorLevel, SqlglotError
+
+    if db.dialect not in BIND_DIALECTS:
+        return BindResult(False, warnings=[f"DuckDB bind skipped: dialect {db.dialect!r} cannot be emulated"])
+    copy = tree.copy()
+    for table in copy.find_all(exp.Table):
+        table.set("db", None)
+        table.set("catalog", None)
+    try:
+        duck_sql = copy.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
+    except SqlglotError as exc:
+        return BindResult(False, warnings=[f"DuckDB bind skipped: cannot transpile to DuckDB ({exc})"])
+    catalog = _catalog(db)
+    try:
+        with catalog.lock:
+            catalog.con.execute("EXPLAIN " + duck_sql)
+    except duckdb.Error as exc:
+        return _classify(exc, db.dialect)
+    return BindResult(True)
+
+
+def _classify(exc: Exception, dialect: str) -> BindResult:
+    """Decide whether a DuckDB bind error is a real error for the source dialect."""
+    import duckdb
+
+    message = str(exc).strip().splitlines()[0]
+    text = f"DuckDB could not bind the query: {message}"
+    if isinstance(exc, duckdb.ParserException):
+        return BindResult(False, warnings=[f"DuckDB bind skipped: transpiled SQL did not parse ({message})"])
+    if dialect == "duckdb":
+        return BindResult(True, errors=[text])
+    name_error = ("not found in FROM clause", "does not exist", "Ambiguous reference")
+    if any(s in message for s in name_error) and "Function with name" not in message:
+        return BindResult(True, errors=[text])
+    if "must appear in the GROUP BY clause" in message and dialect in STRICT_GROUP_BY:
+        return BindResult(True, errors=[text])
+    return BindResult(
+        True, warnings=[f"{text} (may be a {dialect}/DuckDB difference; not counted as an error)"]
+    )

@@ -1,0 +1,153 @@
+"""Question -> validated SQL: strategy, schema context, prompt, model, validation, one repair.
+
+The model's SQL is never trusted: it is validated against the authoritative schema and, when it
+fails, sent back once with the exact errors (a second failure is reported, not hidden).
+Confidence starts from the model's own estimate and is only ever lowered: to ``low`` when the
+SQL is still invalid, to at most ``medium`` after a repair, and one level when the retrieved
+context had an average relevance under 0.4 (QG-RAG-03).
+
+Token counts are estimates (``runtime.chunk_model.estimate_tokens``, ~4 characters per token),
+the same estimator the retriever's budget uses, so full and focused prompts compare fairly.
+
+Example (no model needed):
+    >>> from runtime.querygen.strategy import StrategyConfig
+    >>> from runtime.schema import Database
+    >>> db = Database.model_validate({"name": "s", "tables": [
+    ...     {"name": "users", "columns": [{"name": "id", "type": "INTEGER"}]}]})
+    >>> p = prepare_prompt("How many users?", db, config=StrategyConfig())
+    >>> p.metadata["strategy"], p.messages[1]["content"].count("CREATE TABLE")
+    ('full', 1)
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.chunk_model import estimate_tokens
+from runtime.errors import LLMError, QuestionError
+from runtime.querygen.context import SchemaContext, build_context
+from runtime.querygen.llm_client import ChatClient
+from runtime.querygen.prompt import build_messages, build_repair_messages
+from runtime.querygen.sql_validation import ValidationReport, validate_sql
+from runtime.schema import Database
+
+log = logging.getLogger(__name__)
+
+LOW_RELEVANCE = 0.4
+LEVELS = ("low", "medium", "high")
+TOKEN_ESTIMATOR = "chars/4"
+
+
+@dataclass
+class PreparedPrompt:
+    """The exact messages for the model, plus how the schema context was chosen."""
+
+    messages: list[dict[str, str]]
+    context: SchemaContext
+    usage: dict[str, Any]
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.context.metadata
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"messages": self.messages, "retrievalMetadata": self.metadata, "usage": self.usage}
+
+
+def prepare_prompt(question: str, db: Database, **context_options: Any) -> PreparedPrompt:
+    """Build the messages for ``question``; ``context_options`` go to :func:`build_context`."""
+    if not question or not question.strip():
+        raise QuestionError("the question is empty; pass a natural-language question")
+    context = build_context(question, db, **context_options)
+    messages = build_messages(question, context.text, db.dialect, db.name)
+    usage = {
+        "promptTokens": sum(estimate_tokens(m["content"]) for m in messages),
+        "schemaTokens": estimate_tokens(context.text),
+        "tokenEstimator": TOKEN_ESTIMATOR,
+    }
+    return PreparedPrompt(messages, context, usage)
+
+
+def generate(question: str, db: Database, client: ChatClient, **context_options: Any) -> dict[str, Any]:
+    """Generate SQL for ``question``; returns the camelCase output of the query-generator spec.
+
+    Raises :class:`LLMError` when the endpoint fails or its first answer is not the JSON asked for.
+    """
+    prepared = prepare_prompt(question, db, **context_options)
+    answer, response = client.complete_json(prepared.messages)
+    llm_usage = dict(response.usage)
+    report = validate_sql(answer["query"], db)
+    initial_errors: list[str] = []
+    repaired = False
+    if not report.valid:
+        initial_errors = list(report.errors)
+        log.info("query generator: SQL failed validation, asking for one repair: %s", report.errors)
+        repair = build_repair_messages(prepared.messages, response.content, report.errors, db.dialect)
+        try:
+            fixed, response2 = client.complete_json(repair)
+        except LLMError as exc:
+            report.errors.append(f"repair attempt failed: {exc}")
+        else:
+            for k, v in response2.usage.items():
+                llm_usage[k] = llm_usage.get(k, 0) + v
+            answer, report, repaired = fixed, validate_sql(fixed["query"], db), True
+    confidence, factors = compute_confidence(
+        answer.get("confidence"), report, repaired, prepared.context.metadata
+    )
+    usage = dict(prepared.usage)
+    if llm_usage.get("prompt_tokens") is not None:
+        usage["llmPromptTokens"] = llm_usage["prompt_tokens"]
+    if llm_usage.get("completion_tokens") is not None:
+        usage["llmCompletionTokens"] = llm_usage["completion_tokens"]
+    validation: dict[str, Any] = {
+        "valid": report.valid,
+        "errors": report.errors,
+        "warnings": report.warnings,
+        "bindChecked": report.bind_checked,
+        "repaired": repaired,
+    }
+    if initial_errors:
+        validation["initialErrors"] = initial_errors
+    return {
+        "query": answer["query"].strip(),
+        "explanation": str(answer.get("explanation") or ""),
+        "confidence": confidence,
+        "confidenceFactors": factors,
+        "tablesUsed": report.tables or _str_list(answer.get("tablesUsed")),
+        "assumptions": _str_list(answer.get("assumptions")),
+        "retrievalMetadata": prepared.context.metadata,
+        "validation": validation,
+        "usage": usage,
+    }
+
+
+def compute_confidence(
+    model_confidence: Any, report: ValidationReport, repaired: bool, metadata: dict[str, Any]
+) -> tuple[str, list[str]]:
+    """The final confidence level and the reasons it was lowered (see the module docstring)."""
+    factors: list[str] = []
+    level = str(model_confidence).lower() if model_confidence is not None else ""
+    if level not in LEVELS:
+        level = "medium"
+        factors.append("model gave no valid confidence; assumed medium")
+    if not report.valid:
+        return "low", [*factors, "SQL failed validation"]
+    rank = LEVELS.index(level)
+    if repaired and rank > 1:
+        rank = 1
+        factors.append("SQL needed a repair round-trip")
+    avg = metadata.get("avgRelevanceScore")
+    if metadata.get("strategy") == "rag" and avg is not None and avg < LOW_RELEVANCE:
+        rank = max(0, rank - 1)
+        factors.append(f"low retrieval relevance (avg {avg:.2f} < {LOW_RELEVANCE})")
+    return LEVELS[rank], factors
+
+
+def _str_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list):
+        return [str(v) for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
+    return []

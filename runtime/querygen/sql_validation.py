@@ -1,0 +1,245 @@
+"""Check SQL a model wrote against the authoritative schema before anyone runs it.
+
+The docs are never consulted here: only :class:`~runtime.schema.Database`, because a doc can be
+stale while the schema file (or live snapshot) is what the database really has. Four checks, in
+order, each cheaper than the next and each stopping the pipeline when it fails:
+
+1. it parses in the database's dialect (sqlglot);
+2. it is one read-only statement (the expression tree is walked, so a ``DELETE`` hidden in a CTE
+   or a ``SELECT ... INTO`` is caught, not just the first keyword);
+3. every table and column exists (tables directly; columns through sqlglot's ``qualify``, which
+   resolves aliases, CTEs and subqueries);
+4. it binds in DuckDB against empty tables created from the schema (:mod:`.duckdb_bind`).
+
+Identifier matching is case-insensitive in every dialect: models vary case freely and most
+engines fold it, so strict PostgreSQL quoted-case rules are not enforced.
+
+Example:
+    >>> from runtime.schema import Database
+    >>> db = Database.model_validate({"name": "shop", "dialect": "sqlite", "tables": [
+    ...     {"name": "users", "columns": [{"name": "id", "type": "INTEGER"}]}]})
+    >>> validate_sql("SELECT id FROM users", db).valid
+    True
+    >>> validate_sql("DELETE FROM users", db).errors
+    ['not read-only: DELETE statement; only SELECT queries are allowed']
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from runtime.schema import Database
+
+log = logging.getLogger(__name__)
+
+# Functions that read files, reach the network, sleep or change state although called from a
+# SELECT. Lower-case names as sqlglot reports them for unknown (Anonymous) functions.
+FORBIDDEN_FUNCTIONS = frozenset(
+    {
+        "read_csv", "read_csv_auto", "read_json", "read_json_auto", "read_ndjson", "read_ndjson_auto",
+        "read_parquet", "parquet_scan", "read_text", "read_blob", "glob", "sniff_csv", "query_table",
+        "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "lo_import", "lo_export",
+        "dblink", "dblink_exec", "pg_sleep", "pg_terminate_backend", "pg_cancel_backend",
+        "pg_reload_conf", "set_config", "nextval", "setval", "pg_advisory_lock", "load_extension",
+        "readfile", "writefile", "load_file", "sleep", "benchmark", "xp_cmdshell", "openrowset",
+        "opendatasource", "openquery",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class ValidationReport:
+    """Outcome of :func:`validate_sql`. ``errors`` are exact, repair-ready messages."""
+
+    valid: bool
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)  # schema tables referenced, canonical names
+    bind_checked: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["bindChecked"] = d.pop("bind_checked")
+        return d
+
+
+def validate_sql(sql: str, db: Database) -> ValidationReport:
+    """Validate ``sql`` for ``db`` (see the module docstring for the checks)."""
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+
+    report = ValidationReport(valid=False)
+    if not sql or not sql.strip():
+        report.errors.append("empty SQL: the answer's 'query' must be one SELECT statement")
+        return report
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=db.dialect) if s is not None]
+    except SqlglotError as exc:
+        report.errors.append(f"does not parse as {db.dialect} SQL: {_first_line(exc)}")
+        return report
+    if not statements:
+        report.errors.append("empty SQL: the answer's 'query' must be one SELECT statement")
+        return report
+    if len(statements) > 1:
+        report.errors.append(f"multiple statements ({len(statements)}): return exactly one SELECT statement")
+        return report
+    tree = statements[0]
+    report.errors.extend(read_only_errors(tree))
+    if report.errors:
+        return report
+    table_errors, report.tables = _check_tables(tree, db)
+    if table_errors:
+        report.errors.extend(table_errors)
+        return report
+    if db.dialect == "sqlite":
+        tree = _sqlite_string_identifiers(tree, sql, db)
+    column_errors, column_warnings = _check_columns(tree, db, report.tables)
+    report.errors.extend(column_errors)
+    report.warnings.extend(column_warnings)
+    if report.errors:
+        return report
+    from runtime.querygen.duckdb_bind import bind_check
+
+    bind = bind_check(tree, db)
+    report.bind_checked = bind.checked
+    report.errors.extend(bind.errors)
+    report.warnings.extend(bind.warnings)
+    report.valid = not report.errors
+    return report
+
+
+def read_only_errors(tree: Any) -> list[str]:
+    """Reasons ``tree`` is not a pure read (empty when it is a plain query)."""
+    from sqlglot import exp
+
+    if not isinstance(tree, exp.Query):
+        kind = tree.key.upper() if isinstance(tree, exp.Expression) else type(tree).__name__
+        return [f"not read-only: {kind} statement; only SELECT queries are allowed"]
+    forbidden = (
+        exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Pragma,
+        exp.Attach, exp.Detach, exp.Command, exp.Set, exp.Use, exp.Copy, exp.Transaction, exp.Commit,
+        exp.Rollback, exp.Grant, exp.TruncateTable, exp.Into, exp.Lock, exp.LoadData, exp.Describe,
+    )  # fmt: skip
+    errors: list[str] = []
+    for node in tree.walk():
+        if isinstance(node, exp.Select) and not node.expressions:
+            errors.append("incomplete query: a SELECT without a column list")
+        elif isinstance(node, forbidden):
+            what = {"into": "SELECT ... INTO", "lock": "FOR UPDATE/SHARE locking"}.get(
+                node.key, node.key.upper()
+            )
+            errors.append(f"not read-only: the query contains {what}; only plain SELECT queries are allowed")
+        elif isinstance(node, exp.Func):
+            name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+            if name in FORBIDDEN_FUNCTIONS:
+                errors.append(
+                    f"not allowed: function {name}() reads files, reaches the network or changes state"
+                )
+    return sorted(set(errors), key=errors.index)
+
+
+def _check_tables(tree: Any, db: Database) -> tuple[list[str], list[str]]:
+    """Unknown tables (CTE names excluded) and the canonical names of the known ones."""
+    from sqlglot import exp
+
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    errors: list[str] = []
+    used: list[str] = []
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue  # a table-valued function such as generate_series(...)
+        name = table.name
+        if not table.db and name.lower() in ctes:
+            continue
+        known = db.table(name)
+        if known is None:
+            msg = f"unknown table {name!r}"
+            hint = _suggest(name, [t.name for t in db.tables])
+            errors.append(msg + (f"; did you mean {hint}?" if hint else "; use only tables of the schema"))
+        elif known.name not in used:
+            used.append(known.name)
+    return sorted(set(errors), key=errors.index), used
+
+
+def _sqlite_string_identifiers(tree: Any, sql: str, db: Database) -> Any:
+    """SQLite reads an unresolvable ``"double-quoted"`` identifier as a string literal; do the same."""
+    from sqlglot import exp
+
+    columns = {c.name.lower() for t in db.tables for c in t.columns}
+    aliases = {a.alias.lower() for a in tree.find_all(exp.Alias)}
+    tree = tree.copy()
+    for col in list(tree.find_all(exp.Column)):
+        ident = col.this
+        if col.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
+            continue
+        start = ident.meta.get("start")
+        if start is None or sql[start : start + 1] != '"':
+            continue
+        if ident.name.lower() not in columns and ident.name.lower() not in aliases:
+            col.replace(exp.Literal.string(ident.name))
+    return tree
+
+
+def _check_columns(tree: Any, db: Database, tables: list[str]) -> tuple[list[str], list[str]]:
+    """Resolve every column with sqlglot's qualifier; unresolvable ones become errors."""
+    from sqlglot import exp
+    from sqlglot.errors import OptimizeError, SqlglotError
+    from sqlglot.optimizer.qualify import qualify
+
+    mapping = {
+        t.name.lower(): {c.name.lower(): "UNKNOWN" for c in t.columns} for t in db.tables
+    }  # lower-case keys + lower-cased query = case-insensitive matching
+    lowered = tree.copy()
+    for ident in lowered.find_all(exp.Identifier):
+        ident.set("this", ident.name.lower())
+    try:
+        qualify(
+            lowered,
+            schema=mapping,
+            dialect=db.dialect,
+            validate_qualify_columns=True,
+            identify=False,
+        )
+    except OptimizeError as exc:
+        message = _first_line(exc)
+        if "could not be resolved" in message or "Unknown column" in message or "Ambiguous" in message:
+            return [_column_message(message, db, tables)], []
+        return [], [f"column check incomplete: {message}"]
+    except (SqlglotError, ValueError, KeyError, TypeError) as exc:
+        # sqlglot's qualifier does not cover every construct; DuckDB's binder still checks.
+        return [], [f"column check skipped ({type(exc).__name__}: {_first_line(exc)})"]
+    return [], []
+
+
+def _column_message(message: str, db: Database, tables: list[str]) -> str:
+    """Turn a qualifier message into an actionable one listing close column names."""
+    import re
+
+    match = re.search(r"Column '([^']+)'|Unknown column: (\S+)", message)
+    name = (match.group(1) or match.group(2)) if match else ""
+    candidates = [f"{t}.{c.name}" for t in tables for c in db.table(t).columns]
+    hint = _suggest(name, [c.split(".", 1)[1] for c in candidates], full=candidates)
+    out = f"unknown or ambiguous column {name!r} ({message})" if name else f"column error: {message}"
+    if hint:
+        out += f"; did you mean {hint}?"
+    elif tables:
+        out += "; qualify it with its table and use only columns of " + ", ".join(tables)
+    return out
+
+
+def _suggest(name: str, options: list[str], full: list[str] | None = None) -> str:
+    """Up to three close matches (from ``full`` when given, aligned with ``options``)."""
+    lowered = [o.lower() for o in options]
+    hits = difflib.get_close_matches(name.lower(), lowered, n=3, cutoff=0.6)  # closest first
+    shown = full or options
+    picked = [shown[i] for hit in hits for i, o in enumerate(lowered) if o == hit]
+    return ", ".join(list(dict.fromkeys(picked))[:3])
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    # sqlglot underlines the offending token with ANSI codes; keep plain text only.
+    return text.replace("\x1b[4m", "").replace("\x1b[0m", "").splitlines()[0] if text else type(exc).__name__

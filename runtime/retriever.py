@@ -1,0 +1,264 @@
+"""The query-time retriever: memory-mapped hybrid search, FK expansion, table ranking.
+
+Example:
+    >>> r = Retriever.open("ecommerce")                          # doctest: +SKIP
+    >>> res = r.search("Show me all orders from last month")     # doctest: +SKIP
+    >>> res.chunks[0].chunk.table, res.metadata.tables_included  # doctest: +SKIP
+    ('orders', ['orders'])
+
+``Retriever.open`` returns one cached instance per (artifact folder, tenant, database, model).
+A request touches no file: it re-reads ``CURRENT`` at most every ``refresh_seconds``
+(``$SCHEMARAG_REFRESH_SECONDS``, default 2) by ``stat`` and maps a newly published version
+when it changed, so a long-running service picks up rebuilds without a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from runtime.artifact_format import CURRENT
+from runtime.artifact_reader import IndexArtifact
+from runtime.config import RetrievalSettings
+from runtime.embedding import Embedder, ModelSpec
+from runtime.errors import ArtifactNotFoundError, QuestionError
+from runtime.paths import artifacts_dir, database_artifacts
+from runtime.query_terms import bm25_raw, lexical_coverage, query_terms
+from runtime.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
+from runtime.scoring import DEFAULT_CALIBRATION, Calibration, dense_normalised, fuse
+from runtime.table_ranking import rank_tables_from_scores
+from runtime.text_tokens import tokenize
+
+log = logging.getLogger(__name__)
+
+WINDOW_WORDS = 120
+WINDOW_STRIDE = 100
+
+
+class Retriever:
+    """Hybrid retrieval over one database's published index."""
+
+    _registry: ClassVar[dict[tuple, Retriever]] = {}
+    _registry_lock = threading.Lock()
+
+    def __init__(
+        self,
+        root: Path,
+        db: str,
+        tenant: str | None,
+        model: ModelSpec,
+        refresh_seconds: float,
+        calibration: Calibration = DEFAULT_CALIBRATION,
+    ) -> None:
+        self.root = root
+        self.db = db
+        self.tenant = tenant
+        self.embedder = Embedder.get(model)
+        self.refresh_seconds = refresh_seconds
+        self.calibration = calibration
+        self._lock = threading.Lock()
+        self._artifacts: dict[str, IndexArtifact] = {}
+        self._artifact: IndexArtifact | None = None
+        self._stat: tuple | None = None
+        self._checked = 0.0
+        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._ensure_current(force=True)
+
+    # ---------------------------------------------------------------- opening and refresh
+    @classmethod
+    def open(
+        cls,
+        db: str,
+        artifacts: str | Path | None = None,
+        tenant: str | None = None,
+        model: ModelSpec | None = None,
+        refresh_seconds: float | None = None,
+    ) -> Retriever:
+        """The cached retriever for ``db`` (opened and validated on first use)."""
+        root = database_artifacts(artifacts_dir(artifacts), db, tenant).resolve()
+        spec = model or ModelSpec()
+        refresh = (
+            refresh_seconds
+            if refresh_seconds is not None
+            else float(os.environ.get("SCHEMARAG_REFRESH_SECONDS", "2"))
+        )
+        key = (str(root), spec)
+        with cls._registry_lock:
+            inst = cls._registry.get(key)
+            if inst is None:
+                inst = cls._registry[key] = cls(root, db, tenant, spec, refresh)
+            inst.refresh_seconds = refresh
+            return inst
+
+    @classmethod
+    def clear_cache(cls) -> None:
+        with cls._registry_lock:
+            cls._registry.clear()
+
+    def _ensure_current(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._checked < self.refresh_seconds:
+            return
+        with self._lock:
+            self._checked = now
+            pointer = self.root / CURRENT
+            try:
+                st = pointer.stat()
+            except FileNotFoundError:
+                if self._artifact is not None:
+                    return  # keep serving what we have
+                where = f"tenant {self.tenant!r}, " if self.tenant else ""
+                raise ArtifactNotFoundError(
+                    f"no published index for {where}database {self.db!r} at {self.root}; "
+                    f"run `schemarag build --db {self.db}`"
+                ) from None
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+            if stamp == self._stat and self._artifact is not None:
+                return
+            key = pointer.read_text(encoding="utf-8").strip()
+            art = self._artifacts.get(key)
+            if art is None:
+                art = IndexArtifact.open(self.root / key, expected_model=self.embedder.identity)
+                art.warm()
+                self._artifacts = {key: art}  # drop older versions; mapped pages go with them
+                self._qcache.clear()
+            self._artifact, self._stat = art, stamp
+
+    @property
+    def artifact(self) -> IndexArtifact:
+        self._ensure_current()
+        assert self._artifact is not None
+        return self._artifact
+
+    @property
+    def schema(self):
+        return self.artifact.schema
+
+    # ---------------------------------------------------------------- scoring
+    def _embed(self, question: str) -> np.ndarray:
+        """Query vectors (one per window for long questions); LRU-cached per question."""
+        hit = self._qcache.get(question)
+        if hit is not None:
+            self._qcache.move_to_end(question)
+            return hit
+        words = question.split()
+        if len(words) > WINDOW_WORDS:
+            windows = [
+                " ".join(words[i : i + WINDOW_WORDS])
+                for i in range(0, max(1, len(words) - WINDOW_WORDS + WINDOW_STRIDE), WINDOW_STRIDE)
+            ]
+        else:
+            windows = [question]
+        vecs = self.embedder.query_embed(windows)
+        self._qcache[question] = vecs
+        if len(self._qcache) > 2048:
+            self._qcache.popitem(last=False)
+        return vecs
+
+    def score_chunks(
+        self, question: str, method: str = "hybrid", timings: dict[str, float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(relevance, lexical, cosine)`` for every chunk. ``method``: hybrid, bm25 or dense."""
+        if not isinstance(question, str) or not question.strip():
+            raise QuestionError("the question is empty; pass a non-empty question")
+        art = self.artifact
+        t0 = time.perf_counter()
+        qt = query_terms(art, question, self.calibration)
+        t1 = time.perf_counter()
+        if method in ("hybrid", "dense"):
+            vecs = self._embed(question)
+            t2 = time.perf_counter()
+            cos = (
+                np.asarray(art.embeddings @ vecs.T).max(axis=1)
+                if vecs.shape[0] > 1
+                else np.asarray(art.embeddings @ vecs[0])
+            )
+        else:
+            t2 = time.perf_counter()
+            cos = np.zeros(art.n_chunks, dtype=np.float32)
+        lex = lexical_coverage(art, qt) if method != "dense" else np.zeros(art.n_chunks, dtype=np.float32)
+        if method == "hybrid":
+            rel = fuse(dense_normalised(cos, self.calibration), lex, self.calibration)
+        elif method == "dense":
+            rel = dense_normalised(cos, self.calibration)
+        elif method == "bm25":
+            raw = bm25_raw(art, qt)
+            rel = raw / np.float32(max(float(raw.max()), 1e-6)) * np.float32(min(1.0, float(lex.max()) * 2))
+        else:
+            raise ValueError(f"unknown method {method!r}; use hybrid, bm25 or dense")
+        t3 = time.perf_counter()
+        if timings is not None:
+            timings["tokenize"] = (t1 - t0) * 1000
+            timings["embed"] = (t2 - t1) * 1000
+            timings["search"] = (t3 - t2) * 1000
+        return rel, lex, cos
+
+    # ---------------------------------------------------------------- public API
+    def search(
+        self,
+        question: str,
+        top_k: int | None = None,
+        relevance_threshold: float | None = None,
+        debug: bool = False,
+    ) -> RetrievalResult:
+        """Top-k chunks at or above the threshold, descending score, plus FK expansion."""
+        settings = RetrievalSettings.resolve(top_k, relevance_threshold)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        art = self.artifact
+        timings["load"] = (time.perf_counter() - t0) * 1000
+        rel, lex, cos = self.score_chunks(question, "hybrid", timings)
+        t1 = time.perf_counter()
+        eligible = np.flatnonzero(rel >= settings.relevance_threshold)
+        if eligible.size > settings.top_k:
+            part = np.argpartition(-rel[eligible], settings.top_k - 1)[: settings.top_k]
+            eligible = eligible[part]
+        order = eligible[np.lexsort((eligible, -rel[eligible]))]
+        t2 = time.perf_counter()
+        chunks = [ScoredChunk(art.chunk(int(i)), float(rel[i]), float(lex[i]), float(cos[i])) for i in order]
+        tables = list(dict.fromkeys(c.chunk.table for c in chunks if c.chunk.table))
+        expanded = sorted({n for t in tables for n in art.schema.neighbours(t)} - set(tables))
+        t3 = time.perf_counter()
+        timings["rank"] = (t2 - t1) * 1000
+        timings["expand"] = (t3 - t2) * 1000
+        avg = float(np.mean([c.score for c in chunks])) if chunks else 0.0
+        nothing = not chunks
+        meta = RetrievalMetadata(
+            total_chunks_searched=art.n_chunks,
+            chunks_returned=len(chunks),
+            avg_relevance_score=avg,
+            tables_included=tables,
+            expanded_tables=expanded,
+            artifact_key=art.key,
+            top_k=settings.top_k,
+            relevance_threshold=settings.relevance_threshold,
+            nothing_relevant=nothing,
+            message=(f"no relevant documentation found (no chunk scored >= {settings.relevance_threshold})")
+            if nothing
+            else "",
+        )
+        result = RetrievalResult(
+            question=question, chunks=chunks, tables=tables, expanded_tables=expanded, metadata=meta
+        )
+        timings["format"] = (time.perf_counter() - t3) * 1000
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        if debug:
+            meta.timings_ms = {k: round(v, 3) for k, v in timings.items()}
+        return result
+
+    def rank_tables(
+        self, question: str, budget: int, method: str = "hybrid", fk_expand: bool = True
+    ) -> TableRanking:
+        """Tables for a focused schema of at most ``budget`` tables (after FK expansion)."""
+        rel, _, _ = self.score_chunks(question, method)
+        art = self.artifact
+        return rank_tables_from_scores(
+            art, rel, budget, fk_expand=fk_expand, question_tokens=tokenize(question)
+        )

@@ -1,0 +1,45 @@
+"""Relevance in [0, 1]: a calibrated blend of dense similarity and lexical coverage.
+
+``relevance = W_DENSE * dense_n + (1 - W_DENSE) * lexical``, where
+
+* ``dense_n = clip((cos - COS_FLOOR) / (COS_FULL - COS_FLOOR), 0, 1)``: the cosine between the
+  question and the chunk (all-MiniLM-L6-v2, L2-normalised), rescaled so that the cosine of
+  unrelated text (COS_FLOOR, about the 95th percentile of off-topic pairs) maps to 0 and a
+  clear paraphrase (COS_FULL) maps to 1;
+* ``lexical = sum_i min(w_i(chunk), idf_i) / sum_i idf_i`` over the question's content tokens:
+  the idf-weighted share of the question's words the chunk contains (BM25 term saturation,
+  capped at one full match per word). Question words absent from the index count with the
+  largest idf, so a question about things the docs never mention scores near 0. Typo matches
+  count at TYPO_WEIGHT.
+
+Both parts are absolute (no per-query min-max), so a score means the same on every question
+and database and one threshold (0.3) works everywhere. README "Relevance score" shows the
+calibration measurements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Calibration:
+    cos_floor: float = 0.15
+    cos_full: float = 0.60
+    w_dense: float = 0.6
+    typo_weight_d1: float = 0.8
+    typo_weight_d2: float = 0.5
+    oov_weight: float = 1.0  # multiple of the index's max idf given to unknown question words
+
+
+DEFAULT_CALIBRATION = Calibration()
+
+
+def dense_normalised(cos: np.ndarray, cal: Calibration = DEFAULT_CALIBRATION) -> np.ndarray:
+    return np.clip((cos - cal.cos_floor) / (cal.cos_full - cal.cos_floor), 0.0, 1.0)
+
+
+def fuse(dense_n: np.ndarray, lexical: np.ndarray, cal: Calibration = DEFAULT_CALIBRATION) -> np.ndarray:
+    return np.clip(cal.w_dense * dense_n + (1.0 - cal.w_dense) * lexical, 0.0, 1.0)
