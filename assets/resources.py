@@ -9,20 +9,32 @@ from pathlib import Path
 
 import dagster as dg
 
+from runtime.datasources.config import datasources_path
 from runtime.embedding import DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, Embedder, ModelSpec
 from runtime.paths import artifacts_dir, data_dir, database_artifacts
 
 
 class IndexPaths(dg.ConfigurableResource):
-    """Input and output folders, and how many published versions to keep."""
+    """Input and output folders, how many published versions to keep, and whose build this is.
+
+    ``tenant`` (``schemarag build --tenant``) sends artifacts to ``<artifacts>/_tenants/<tenant>/``
+    and restricts live datasources to that tenant's; ``None`` uses the schema file's own
+    ``tenant`` field. ``datasources`` is the datasources file (None: ``$SCHEMARAG_DATASOURCES``,
+    else ``data/datasources.yaml``).
+    """
 
     data: str | None = None
     artifacts: str | None = None
     keep_versions: int = 3
     write_lance: bool = True
+    tenant: str | None = None
+    datasources: str | None = None
 
     def data_path(self) -> Path:
         return data_dir(self.data)
+
+    def datasources_path(self) -> Path:
+        return datasources_path(self.datasources)
 
     def artifacts_path(self) -> Path:
         return artifacts_dir(self.artifacts)

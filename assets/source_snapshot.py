@@ -3,25 +3,36 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
+from assets.live_schema import live_schema_snapshot
 from assets.partitions import databases_partitions
 from assets.resources import EmbeddingModel, IndexPaths
 from runtime.build_inputs import SourceSnapshot, read_sources
+from runtime.datasources.tenancy import check_build_tenant
 
 
-@dg.asset(partitions_def=databases_partitions, group_name="index", compute_kind="python")
+@dg.asset(
+    partitions_def=databases_partitions,
+    group_name="index",
+    compute_kind="python",
+    deps=[live_schema_snapshot],  # a live datasource's JSON + docs are written there first
+)
 def source_snapshot(
     context: AssetExecutionContext, index_paths: IndexPaths, embedding_model: EmbeddingModel
 ) -> dg.Output[SourceSnapshot]:
     """Schema JSON and markdown docs of one database, hashed into the artifact key."""
     db = context.partition_key
     model = embedding_model.embedder().identity
-    snap = read_sources(index_paths.data_path(), db, model, index_paths.artifacts_path())
+    snap = read_sources(
+        index_paths.data_path(), db, model, index_paths.artifacts_path(), tenant=index_paths.tenant
+    )
+    check_build_tenant(snap.database, index_paths.tenant)
     for w in snap.warnings:
         context.log.warning(w)
     return dg.Output(
         snap,
         metadata={
             "key": snap.key,
+            "tenant": snap.tenant or "",
             "already_built": snap.existing,
             "tables": len(snap.database.tables),
             "doc_files": len(snap.doc_bytes),

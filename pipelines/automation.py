@@ -1,8 +1,13 @@
-"""When builds happen: a daily schedule for every database, and a sensor for changed ones.
+"""When builds happen: a daily schedule for every database, and sensors for changed ones.
 
-The sensor computes each database's artifact key (a hash of its schema, docs and build
-parameters: cheap, no model loading) and requests a run only for databases whose key differs
-from the last one it saw; new ``<db>.json`` files become new partitions.
+``docs_changed_sensor`` computes each database's artifact key (a hash of its schema, docs and
+build parameters: cheap, no model loading) and requests a run only for databases whose key
+differs from the last one it saw; new ``<db>.json`` files become new partitions.
+
+``datasource_snapshot_sensor`` re-snapshots every configured live datasource and requests a
+run only for those whose structural fingerprint differs from the snapshot on disk; the run's
+``live_schema_snapshot`` step then writes the new JSON and docs. One unreachable datasource
+is logged and skipped, never blocking the others.
 """
 
 import json
@@ -13,6 +18,8 @@ from assets.partitions import databases_partitions
 from assets.resources import EmbeddingModel, IndexPaths
 from assets.source_snapshot import read_sources
 from pipelines.jobs import build_index_job
+from runtime.datasources.config import DatasourceEntry, load_datasources
+from runtime.datasources.docs_init import snapshot_changed
 from runtime.errors import SchemaragError
 from runtime.paths import list_databases
 
@@ -58,4 +65,48 @@ def docs_changed_sensor(
         run_requests=[dg.RunRequest(run_key=f"{db}-{keys[db]}", partition_key=db) for db in changed],
         dynamic_partitions_requests=[databases_partitions.build_add_request(new)] if new else [],
         cursor=json.dumps(keys, sort_keys=True),
+    )
+
+
+def changed_datasources(
+    entries: list[DatasourceEntry], index_paths: IndexPaths
+) -> tuple[dict[str, str], list[str]]:
+    """``({name: new fingerprint} for changed datasources, errors naming the datasource)``."""
+    changed: dict[str, str] = {}
+    errors: list[str] = []
+    for entry in entries:
+        try:
+            is_changed, snap = snapshot_changed(entry, index_paths.data_path())
+        except SchemaragError as exc:  # DatasourceError, or ConfigError for an unset env:VAR
+            errors.append(f"datasource {entry.name!r} (tenant {entry.tenant}) skipped: {exc}")
+            continue
+        if is_changed:
+            changed[entry.name] = snap.fingerprint
+    return changed, errors
+
+
+@dg.sensor(job=build_index_job, minimum_interval_seconds=300, default_status=dg.DefaultSensorStatus.STOPPED)
+def datasource_snapshot_sensor(context: dg.SensorEvaluationContext, index_paths: IndexPaths):
+    """Rebuild each configured live datasource whose schema fingerprint changed."""
+    path = index_paths.datasources_path()
+    if not path.is_file():
+        return dg.SkipReason(f"{path}: no datasources file; nothing to snapshot")
+    try:
+        entries = load_datasources(path)
+    except SchemaragError as exc:
+        return dg.SkipReason(str(exc))
+    changed, errors = changed_datasources(entries, index_paths)
+    for err in errors:
+        context.log.warning(err)
+    if not changed:
+        return dg.SkipReason(f"{len(entries)} datasource(s) checked, none changed ({len(errors)} failed)")
+    known = set(context.instance.get_dynamic_partitions(databases_partitions.name))
+    new = sorted(set(changed) - known)
+    return dg.SensorResult(
+        # the run key dedupes: a change already requested is not requested again on the next tick
+        run_requests=[
+            dg.RunRequest(run_key=f"live-{name}-{fp[:16]}", partition_key=name, tags={"schemarag/live": name})
+            for name, fp in sorted(changed.items())
+        ],
+        dynamic_partitions_requests=[databases_partitions.build_add_request(new)] if new else [],
     )

@@ -32,6 +32,8 @@ class BuildReport:
     error: str = ""
     embedded_chunk_ids: list[str] = field(default_factory=list)
     checks_failed: list[str] = field(default_factory=list)
+    tenant: str = ""  # where it was published ("" = no tenant)
+    schema_version: str = ""  # set for live datasources (from the snapshot)
 
 
 def default_instance() -> dg.DagsterInstance:
@@ -70,12 +72,21 @@ def materialize_database(
         instance=instance,
         raise_on_error=False,
         run_config=QUIET,
-        resources={"index_paths": index_paths, "embedding_model": embedding_model},
+        # In memory: the whole graph runs in this process, and two runs of one partition name
+        # (two tenants' "shop") must never read each other's pickled intermediate values.
+        resources={
+            "index_paths": index_paths,
+            "embedding_model": embedding_model,
+            "io_manager": dg.mem_io_manager,
+        },
+        tags={"schemarag/tenant": index_paths.tenant} if index_paths.tenant else None,
     )
     if not result.success:
-        return BuildReport(database=db, ok=False, error=_error(result))
+        return BuildReport(database=db, ok=False, error=_error(result), tenant=index_paths.tenant or "")
     pub = _metadata(result, "published_index")
     emb = _metadata(result, "chunk_embeddings")
+    live = _metadata(result, "live_schema_snapshot")
+    src = _metadata(result, "source_snapshot")
     failed = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
     return BuildReport(
         database=db,
@@ -89,6 +100,8 @@ def materialize_database(
         embedded_chunk_ids=list(emb.get("embedded_chunk_ids") or []),
         checks_failed=failed,
         error=f"asset checks failed: {failed}" if failed else "",
+        tenant=str(src.get("tenant") or ""),
+        schema_version=str(live.get("version") or ""),
     )
 
 
@@ -99,17 +112,28 @@ def build_databases(
     progress: Callable[[str], None] | None = None,
     embedding_model: EmbeddingModel | None = None,
     instance: dg.DagsterInstance | None = None,
+    tenant: str | None = None,
+    datasources: Path | None = None,
 ) -> list[BuildReport]:
-    """Build each database in turn (one Dagster run per partition)."""
-    index_paths = IndexPaths(data=str(data), artifacts=str(artifacts))
+    """Build each database in turn (one Dagster run per partition).
+
+    ``tenant`` publishes under ``<artifacts>/_tenants/<tenant>/`` and limits live snapshots to
+    that tenant's datasources; ``datasources`` is the datasources file (default: the usual one).
+    """
+    index_paths = IndexPaths(
+        data=str(data),
+        artifacts=str(artifacts),
+        tenant=tenant,
+        datasources=str(datasources) if datasources else None,
+    )
     model = embedding_model or EmbeddingModel()
     inst = instance or default_instance()
     reports = []
     for i, db in enumerate(dbs, 1):
         if progress:
             progress(
-                f"[{i}/{len(dbs)}] {db}: materializing source_snapshot -> doc_chunks -> bm25_statistics "
-                "-> chunk_embeddings -> published_index"
+                f"[{i}/{len(dbs)}] {db}: materializing live_schema_snapshot -> source_snapshot "
+                "-> doc_chunks -> bm25_statistics -> chunk_embeddings -> published_index"
             )
         reports.append(materialize_database(db, index_paths, model, inst))
     return reports

@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # 4: key_columns include FK-referenced columns
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 KEY_LENGTH = 16

@@ -120,7 +120,9 @@ class IndexArtifact:
                 f"{TOKENIZER_CONFIG!r}; rebuild the index with `schemarag build`"
             )
         verify_files(folder, manifest, full=verify)
-        mm = {name: np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in NPY_FILES}
+        # np.asarray drops the memmap subclass (no copy): arithmetic on plain views skips
+        # memmap's per-operation wrapping, which costs more than the math on small indexes.
+        mm = {name: np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False)) for name in NPY_FILES}
         dim = (manifest.get("model") or {}).get("dimension")
         emb = mm["embeddings.npy"]
         if emb.ndim != 2 or emb.shape[1] != dim or emb.shape[0] != manifest["counts"]["chunks"]:
@@ -167,6 +169,30 @@ class IndexArtifact:
     def _chunk_columns(self) -> dict[str, list[Any]]:
         return {name: self._chunks_arrow.column(name).to_pylist() for name in self._chunks_arrow.column_names}
 
+    @cached_property
+    def table_sources(self) -> tuple[np.ndarray, list[str]]:
+        """Per table, the index of its source database in a union (``<db>__<table>``), and the names."""
+        names: list[str] = []
+        index: dict[str, int] = {}
+        ids = np.empty(len(self.table_names), dtype=np.int32)
+        for i, t in enumerate(self.table_names):
+            src = t.split("__", 1)[0] if "__" in t else ""
+            if src not in index:
+                index[src] = len(names)
+                names.append(src)
+            ids[i] = index[src]
+        return ids, names
+
+    @cached_property
+    def column_chunks(self) -> dict[str, np.ndarray]:
+        """Lower-cased column name -> indices of that column's chunks (any table)."""
+        out: dict[str, list[int]] = {}
+        cols = self._chunk_columns
+        for i, (ctype, col) in enumerate(zip(cols["chunk_type"], cols["column"], strict=True)):
+            if ctype == "column" and col:
+                out.setdefault(col.lower(), []).append(i)
+        return {k: np.array(v, dtype=np.int64) for k, v in out.items()}
+
     def chunk(self, i: int) -> Chunk:
         cols = self._chunk_columns
         return Chunk.from_dict({k: v[i] for k, v in cols.items()})
@@ -176,6 +202,6 @@ class IndexArtifact:
 
     def warm(self) -> None:
         """Touch the mapped pages and decode chunk columns so the first request is as fast as the rest."""
-        _ = self._chunk_columns
+        _ = self._chunk_columns, self.column_chunks, self.table_sources
         float(np.asarray(self.embeddings).sum())
         float(np.asarray(self.bm25_data).sum())

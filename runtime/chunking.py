@@ -40,7 +40,7 @@ _WORDS = re.compile(r"[\w$]+", re.UNICODE)
 class ChunkingConfig:
     """Every knob that changes the chunks; hashed into the artifact key."""
 
-    version: int = 3
+    version: int = 4  # 4: parser fixes (BOM, setext, line separators, quoted fences, empty ### names)
     schema_column_chunks: bool = True  # column chunks from the schema for undocumented columns
     max_sample_values: int = 12
     max_doc_bytes: int = MAX_DOC_BYTES
@@ -206,6 +206,8 @@ def _doc_chunks(b: _Builder, doc: ParsedDoc, table: Table, source: str) -> set[s
             for sub in sec.children:
                 col = table.column(sub.title.strip("` "))
                 col_name = col.name if col else sub.title.strip("` ")
+                if not col_name:  # '### ' or '### ``' names no column; a column chunk needs one
+                    continue
                 if col:
                     documented.add(col.name.lower())
                 b.add(

@@ -73,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SchemaragError as exc:
         print(f"schemarag {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `schemarag chunks | head`: the reader went away, not an error
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(f"schemarag {args.command}: interrupted", file=sys.stderr)
         return 130

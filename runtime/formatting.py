@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from runtime.chunk_model import estimate_tokens
@@ -41,7 +42,7 @@ class TableDDL:
     columns: tuple[str, ...]  # column names, schema order
     column_sql: tuple[str, ...]  # rendered "name TYPE [NOT NULL]" per column
     comments: tuple[str, ...]  # one-line description per column ("" if none)
-    key_columns: tuple[str, ...]  # PK and FK columns: never pruned
+    key_columns: tuple[str, ...]  # PK, FK and FK-referenced columns: never pruned
     pk_sql: str
     fk_sql: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (column, constraint sql)
 
@@ -60,34 +61,71 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= DESCRIPTION_CHARS else flat[: DESCRIPTION_CHARS - 3] + "..."
 
 
-def render_table(table: Table, dialect: str) -> TableDDL:
-    """Render one table's DDL pieces with sqlglot."""
+# Postgres' reserved words (DuckDB's parser is Postgres', and sqlglot ships DuckDB's list); sqlglot
+# prints them bare for postgres/sqlite, which neither the database nor sqlglot accepts back.
+_QUOTE_RESERVED_DIALECTS = {"postgres", "postgresql", "redshift", "sqlite", "duckdb"}
+
+
+@lru_cache(maxsize=8192)
+def _quote_needed(name: str, dialect: str) -> bool:
+    """Whether ``name`` must be quoted so the DDL parses back (``select``, ``order``, ``user``...)."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.dialects.duckdb import DuckDB
+
+    bare = exp.to_identifier(name)
+    if bare.quoted:
+        return True
+    if dialect.lower() in _QUOTE_RESERVED_DIALECTS and name.lower() in DuckDB.Generator.RESERVED_KEYWORDS:
+        return True
+    sql = bare.sql(dialect=dialect)
+    try:
+        tree = sqlglot.parse_one(f"SELECT {sql} FROM t", read=dialect)
+    except Exception:  # sqlglot raises several error types
+        return True
+    first = tree.expressions[0] if isinstance(tree, exp.Select) and tree.expressions else None
+    return not (isinstance(first, exp.Column) and first.name == name)
+
+
+def _ident(name: str, dialect: str):
+    """An identifier for ``name``, quoted only when the dialect needs it."""
+    from sqlglot import exp
+
+    return exp.to_identifier(name, quoted=True if _quote_needed(name, dialect) else None)
+
+
+def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> TableDDL:
+    """Render one table's DDL pieces with sqlglot.
+
+    ``referenced``: this table's columns that other tables' foreign keys point at; with the
+    primary key and its own foreign keys they are join columns, never pruned.
+    """
     from sqlglot import exp
 
     col_sql, comments = [], []
     for col in table.columns:
         constraints = [] if col.nullable else [exp.ColumnConstraint(kind=exp.NotNullColumnConstraint())]
         node = exp.ColumnDef(
-            this=exp.to_identifier(col.name), kind=_data_type(col, dialect), constraints=constraints
+            this=_ident(col.name, dialect), kind=_data_type(col, dialect), constraints=constraints
         )
         col_sql.append(node.sql(dialect=dialect))
         comments.append(_one_line(col.description))
     pk = table.primary_key
-    pk_sql = exp.PrimaryKey(expressions=[exp.to_identifier(c) for c in pk]).sql(dialect=dialect) if pk else ""
+    pk_sql = exp.PrimaryKey(expressions=[_ident(c, dialect) for c in pk]).sql(dialect=dialect) if pk else ""
     fks = []
     for col in table.columns:
         if col.foreign_key is None:
             continue
-        target = exp.Table(this=exp.to_identifier(col.foreign_key.table))
+        target = exp.Table(this=_ident(col.foreign_key.table, dialect))
         ref = exp.Reference(
-            this=exp.Schema(this=target, expressions=[exp.to_identifier(col.foreign_key.column)])
+            this=exp.Schema(this=target, expressions=[_ident(col.foreign_key.column, dialect)])
         )
-        node = exp.ForeignKey(expressions=[exp.to_identifier(col.name)], reference=ref)
+        node = exp.ForeignKey(expressions=[_ident(col.name, dialect)], reference=ref)
         fks.append((col.name, node.sql(dialect=dialect)))
-    keys = tuple(dict.fromkeys([*pk, *(c for c, _ in fks)]))
+    keys = tuple(dict.fromkeys([*pk, *(c for c, _ in fks), *referenced]))
     return TableDDL(
         name=table.name,
-        name_sql=exp.Table(this=exp.to_identifier(table.name)).sql(dialect=dialect),
+        name_sql=exp.Table(this=_ident(table.name, dialect)).sql(dialect=dialect),
         columns=tuple(c.name for c in table.columns),
         column_sql=tuple(col_sql),
         comments=tuple(comments),
@@ -99,7 +137,11 @@ def render_table(table: Table, dialect: str) -> TableDDL:
 
 def render_schema(db: Database) -> dict[str, TableDDL]:
     """DDL pieces for every table, keyed by exact table name."""
-    return {t.name: render_table(t, db.dialect) for t in db.tables}
+    return {t.name: render_table(t, db.dialect, _referenced(db, t.name)) for t in db.tables}
+
+
+def _referenced(db: Database, table: str) -> list[str]:
+    return [rc for _, _, rt, rc in db.foreign_keys() if rt.lower() == table.lower()]
 
 
 def assemble(ddl: TableDDL, columns: Iterable[str] | None = None, with_comments: bool = True) -> str:
@@ -130,14 +172,16 @@ def format_tables(
     ddl: dict[str, TableDDL] | None = None,
 ) -> str:
     """CREATE TABLE statements for ``tables`` in the given order (unknown names are skipped)."""
-    pieces = ddl or render_schema(db)
     out = []
     for name in tables:
         t = db.table(name)
         if t is None:
             continue
+        piece = ddl.get(t.name) if ddl else None
+        if piece is None:  # no pre-rendered pieces (a schema without an artifact): render this table
+            piece = render_table(t, db.dialect, _referenced(db, t.name))
         cols = columns.get(t.name) if columns else None
-        out.append(assemble(pieces[t.name], cols))
+        out.append(assemble(piece, cols))
     return "\n\n".join(out)
 
 
@@ -167,6 +211,7 @@ def format_focused_schema(
     With ``token_budget``, material is dropped lowest-score first: doc chunks from the
     lowest-scoring up, then expanded (neighbour) tables from the last, never a retrieved table.
     """
+    ddl = ddl or result.ddl
     tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
     chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
 

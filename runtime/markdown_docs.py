@@ -9,6 +9,7 @@ the file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -44,14 +45,30 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark")
 
 
+def _source_lines(text: str) -> list[str]:
+    """Lines exactly as markdown-it counts them, so token ``map`` positions index this list.
+
+    markdown-it splits only at ``\n`` after normalising ``\r\n`` and ``\r``; ``str.splitlines``
+    also splits at form feeds, ``\u2028`` and friends, which shifted every later section.
+    """
+    return re.sub(r"\r\n?", "\n", text).split("\n")
+
+
+def _closes_fence(line: str, markup: str) -> bool:
+    """A closing fence: only fence characters (at least as many as opened it) and spaces,
+    after any blockquote markers or list indentation of the container holding the fence."""
+    body = line.lstrip(" \t>")
+    return re.fullmatch(rf"{re.escape(markup[0])}{{{len(markup)},}}[ \t]*", body) is not None
+
+
 def _check_fences(tokens: list, lines: list[str], path: str) -> None:
     for tok in tokens:
         if tok.type != "fence" or tok.map is None:
             continue
         last = tok.map[1] - 1
-        closing = lines[last].strip() if last < len(lines) else ""
+        closing = lines[last] if last < len(lines) else ""
         opened_at = tok.map[0] + 1
-        if last == tok.map[0] or not closing.startswith(tok.markup[0] * len(tok.markup)):
+        if last == tok.map[0] or not _closes_fence(closing, tok.markup):
             raise DocParseError(
                 f"{path}:{opened_at}: unterminated code fence {tok.markup!r}; close it with {tok.markup}"
             )
@@ -66,16 +83,19 @@ def parse_markdown(text: str, path: str = "<doc>", index: bool = False) -> Parse
     """
     if "\x00" in text:
         raise DocParseError(f"{path}: contains NUL bytes; it is not a text file")
+    text = text.removeprefix("\ufeff")  # editors on Windows save UTF-8 with a BOM; it hides the '#'
     tokens = _parser().parse(text)
-    lines = text.splitlines()
+    lines = _source_lines(text)
     _check_fences(tokens, lines, path)
 
     headings: list[tuple[int, str, int]] = []  # (level, title, 0-based line)
+    body_starts: dict[int, int] = {}  # heading line -> first body line (a setext heading spans 2 lines)
     fences: list[tuple[int, str, str]] = []  # (0-based line, info, content)
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.map is not None:
             title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
             headings.append((int(tok.tag[1]), title, tok.map[0]))
+            body_starts[tok.map[0]] = tok.map[1]
         elif tok.type == "fence" and tok.map is not None:
             fences.append((tok.map[0], tok.info.strip().lower(), tok.content))
 
@@ -95,7 +115,7 @@ def parse_markdown(text: str, path: str = "<doc>", index: bool = False) -> Parse
         kind, name = "table", rest.strip().strip("`")
 
     def body(start: int, end: int) -> str:
-        return "\n".join(lines[start + 1 : end]).strip()
+        return "\n".join(lines[body_starts[start] : end]).strip()
 
     sections: list[Section] = []
     for idx, (level, htitle, line) in enumerate(headings):

@@ -23,7 +23,8 @@ class QueryTerms:
 
 
 def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTerms:
-    tokens = list(dict.fromkeys(tokenize(question)))
+    optional: set[str] = set()
+    tokens = list(dict.fromkeys(tokenize(question, optional)))
     idf = art.bm25_idf
     max_idf = float(idf.max()) if idf.size else 1.0
     ids: list[int] = []
@@ -40,7 +41,7 @@ def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTer
         max_d = 2 if len(tok) >= 8 else 1
         cands = lookup_candidates(art.typo_keys, art.typo_terms, art.vocab_terms, tok, max_distance=max_d)
         if not cands:
-            if not tok.isdigit():
+            if not tok.isdigit() and tok not in optional:
                 denom += cal.oov_weight * max_idf
             continue
         best = min(cands.items(), key=lambda kv: (kv[1], idf[art.vocab[kv[0]]], kv[0]))

@@ -72,6 +72,7 @@ class RetrievalResult:
     tables: list[str]
     expanded_tables: list[str]
     metadata: RetrievalMetadata
+    ddl: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # pre-rendered DDL pieces
 
     def to_dict(self) -> dict[str, Any]:
         return {"chunks": [c.to_dict() for c in self.chunks], "metadata": self.metadata.to_dict()}

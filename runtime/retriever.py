@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -32,14 +33,45 @@ from runtime.errors import ArtifactNotFoundError, QuestionError
 from runtime.paths import artifacts_dir, database_artifacts
 from runtime.query_terms import bm25_raw, lexical_coverage, query_terms
 from runtime.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
-from runtime.scoring import DEFAULT_CALIBRATION, Calibration, dense_normalised, fuse
+from runtime.scoring import DEFAULT_CALIBRATION, Calibration, boost_mentions, dense_normalised, fuse
 from runtime.table_ranking import rank_tables_from_scores
-from runtime.text_tokens import tokenize
+from runtime.text_tokens import identifier_mentions, tokenize
 
 log = logging.getLogger(__name__)
 
-WINDOW_WORDS = 120
-WINDOW_STRIDE = 100
+WINDOW_WORDS = 40  # longer questions are scored per window of sentences (see score_chunks)
+LONG_QUESTION_WORDS = 64
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def question_windows(question: str) -> tuple[str, ...]:
+    """The question itself if short, else sentences packed into windows of <= WINDOW_WORDS words.
+
+    >>> question_windows("orders last month")
+    ('orders last month',)
+    >>> len(question_windows("filler words here. " * 40 + "Show me orders.")) > 1
+    True
+    """
+    words = question.split()
+    if len(words) <= LONG_QUESTION_WORDS:
+        return (question,)
+    windows: list[str] = []
+    current: list[str] = []
+    for sentence in _SENTENCE_END.split(question):
+        sw = sentence.split()
+        while len(sw) > WINDOW_WORDS:  # one very long sentence: overlapping pieces
+            if current:
+                windows.append(" ".join(current))
+                current = []
+            windows.append(" ".join(sw[:WINDOW_WORDS]))
+            sw = sw[WINDOW_WORDS // 2 :]
+        if current and len(current) + len(sw) > WINDOW_WORDS:
+            windows.append(" ".join(current))
+            current = []
+        current.extend(sw)
+    if current:
+        windows.append(" ".join(current))
+    return tuple(w for w in windows if w.strip()) or (question,)
 
 
 class Retriever:
@@ -69,6 +101,7 @@ class Retriever:
         self._stat: tuple | None = None
         self._checked = 0.0
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.query_cache_size = 2048  # repeated questions skip the model; 0 disables (benchmarks)
         self._ensure_current(force=True)
 
     # ---------------------------------------------------------------- opening and refresh
@@ -142,63 +175,71 @@ class Retriever:
         return self.artifact.schema
 
     # ---------------------------------------------------------------- scoring
-    def _embed(self, question: str) -> np.ndarray:
-        """Query vectors (one per window for long questions); LRU-cached per question."""
-        hit = self._qcache.get(question)
+    def _embed(self, windows: tuple[str, ...]) -> np.ndarray:
+        """Query vectors, one per window; LRU-cached per question."""
+        key = "\x1e".join(windows)
+        hit = self._qcache.get(key)
         if hit is not None:
-            self._qcache.move_to_end(question)
+            self._qcache.move_to_end(key)
             return hit
-        words = question.split()
-        if len(words) > WINDOW_WORDS:
-            windows = [
-                " ".join(words[i : i + WINDOW_WORDS])
-                for i in range(0, max(1, len(words) - WINDOW_WORDS + WINDOW_STRIDE), WINDOW_STRIDE)
-            ]
-        else:
-            windows = [question]
-        vecs = self.embedder.query_embed(windows)
-        self._qcache[question] = vecs
-        if len(self._qcache) > 2048:
-            self._qcache.popitem(last=False)
+        vecs = self.embedder.query_embed(list(windows))
+        if self.query_cache_size > 0:
+            self._qcache[key] = vecs
+            if len(self._qcache) > self.query_cache_size:
+                self._qcache.popitem(last=False)
         return vecs
+
+    def clear_query_cache(self) -> None:
+        self._qcache.clear()
+
+    def _score_window(self, text: str, vec: np.ndarray | None, method: str) -> tuple[np.ndarray, ...]:
+        art = self.artifact
+        qt = query_terms(art, text, self.calibration)
+        cos = (np.asarray(art.embeddings @ vec) if vec is not None
+               else np.zeros(art.n_chunks, dtype=np.float32))
+        lex = lexical_coverage(art, qt) if method != "dense" else np.zeros(art.n_chunks, dtype=np.float32)
+        if method == "hybrid":
+            rel = fuse(dense_normalised(cos, self.calibration), lex, self.calibration)
+            named = [art.column_chunks[m] for m in identifier_mentions(text) if m in art.column_chunks]
+            if named:
+                boost_mentions(rel, np.concatenate(named), self.calibration)
+        elif method == "dense":
+            rel = dense_normalised(cos, self.calibration)
+        else:  # bm25: raw BM25 rescaled by its best hit, damped when little of the question matched
+            raw = bm25_raw(art, qt)
+            rel = raw / np.float32(max(float(raw.max()), 1e-6)) * np.float32(min(1.0, float(lex.max()) * 2))
+        return rel, lex, cos
 
     def score_chunks(
         self, question: str, method: str = "hybrid", timings: dict[str, float] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(relevance, lexical, cosine)`` for every chunk. ``method``: hybrid, bm25 or dense."""
+        """``(relevance, lexical, cosine)`` for every chunk. ``method``: hybrid, bm25 or dense.
+
+        A long question is scored window by window (sentences packed into windows of at most
+        WINDOW_WORDS words) and each chunk keeps its best window, so one relevant sentence at
+        the end of a long message is neither truncated by the model nor drowned by the rest.
+        """
+        if method not in ("hybrid", "bm25", "dense"):
+            raise ValueError(f"unknown method {method!r}; use hybrid, bm25 or dense")
         if not isinstance(question, str) or not question.strip():
             raise QuestionError("the question is empty; pass a non-empty question")
-        art = self.artifact
+        _ = self.artifact
         t0 = time.perf_counter()
-        qt = query_terms(art, question, self.calibration)
+        windows = question_windows(question)
         t1 = time.perf_counter()
-        if method in ("hybrid", "dense"):
-            vecs = self._embed(question)
-            t2 = time.perf_counter()
-            cos = (
-                np.asarray(art.embeddings @ vecs.T).max(axis=1)
-                if vecs.shape[0] > 1
-                else np.asarray(art.embeddings @ vecs[0])
-            )
-        else:
-            t2 = time.perf_counter()
-            cos = np.zeros(art.n_chunks, dtype=np.float32)
-        lex = lexical_coverage(art, qt) if method != "dense" else np.zeros(art.n_chunks, dtype=np.float32)
-        if method == "hybrid":
-            rel = fuse(dense_normalised(cos, self.calibration), lex, self.calibration)
-        elif method == "dense":
-            rel = dense_normalised(cos, self.calibration)
-        elif method == "bm25":
-            raw = bm25_raw(art, qt)
-            rel = raw / np.float32(max(float(raw.max()), 1e-6)) * np.float32(min(1.0, float(lex.max()) * 2))
-        else:
-            raise ValueError(f"unknown method {method!r}; use hybrid, bm25 or dense")
+        vecs = self._embed(windows) if method != "bm25" else None
+        t2 = time.perf_counter()
+        best: tuple[np.ndarray, ...] | None = None
+        for i, text in enumerate(windows):
+            scored = self._score_window(text, None if vecs is None else vecs[i], method)
+            best = scored if best is None else tuple(np.maximum(a, b) for a, b in zip(best, scored, strict=True))
+        assert best is not None
         t3 = time.perf_counter()
         if timings is not None:
             timings["tokenize"] = (t1 - t0) * 1000
             timings["embed"] = (t2 - t1) * 1000
             timings["search"] = (t3 - t2) * 1000
-        return rel, lex, cos
+        return best[0], best[1], best[2]
 
     # ---------------------------------------------------------------- public API
     def search(
@@ -245,7 +286,7 @@ class Retriever:
             else "",
         )
         result = RetrievalResult(
-            question=question, chunks=chunks, tables=tables, expanded_tables=expanded, metadata=meta
+            question=question, chunks=chunks, tables=tables, expanded_tables=expanded, metadata=meta, ddl=art.ddl
         )
         timings["format"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000

@@ -94,29 +94,31 @@ class Database(BaseModel):
 
     @model_validator(mode="after")
     def _check_references(self) -> Database:
+        # Cross-field problems have no pydantic location of their own, so each message starts
+        # with its JSON path; _format_validation_error prints that path instead of ``$``.
         if self.dialect not in SUPPORTED_DIALECTS:
             raise ValueError(
-                f"dialect {self.dialect!r} is not supported; use one of {', '.join(SUPPORTED_DIALECTS)}"
+                f"$.dialect: {self.dialect!r} is not supported; use one of {', '.join(SUPPORTED_DIALECTS)}"
             )
         by_name: dict[str, Table] = {}
-        for table in self.tables:
+        for ti, table in enumerate(self.tables):
             if table.name.lower() in by_name:
-                raise ValueError(f"duplicate table {table.name!r}")
+                raise ValueError(f"$.tables[{ti}]({table.name}).name: duplicate table {table.name!r}")
             by_name[table.name.lower()] = table
-        for table in self.tables:
-            for col in table.columns:
+        for ti, table in enumerate(self.tables):
+            for ci, col in enumerate(table.columns):
                 fk = col.foreign_key
                 if fk is None:
                     continue
+                where = f"$.tables[{ti}]({table.name}).columns[{ci}]({col.name}).foreign_key"
                 target = by_name.get(fk.table.lower())
                 if target is None:
                     raise ValueError(
-                        f"{table.name}.{col.name}: foreign key points at unknown table {fk.table!r}"
+                        f"{where}: {table.name}.{col.name} references unknown table {fk.table!r}"
                     )
                 if target.column(fk.column) is None:
                     raise ValueError(
-                        f"{table.name}.{col.name}: foreign key points at unknown column "
-                        f"{fk.table}.{fk.column}"
+                        f"{where}: {table.name}.{col.name} references unknown column {fk.table}.{fk.column}"
                     )
         return self
 
@@ -160,7 +162,10 @@ def _format_validation_error(path: Path, exc: ValidationError, data: Any) -> str
     lines = [f"{path}: invalid schema ({exc.error_count()} problem(s))"]
     for err in exc.errors()[:20]:
         loc = _json_path(err["loc"], data)
-        lines.append(f"  at {loc}: {err['msg']}")
+        msg = err["msg"].removeprefix("Value error, ")
+        if msg.startswith("$"):  # a cross-field check that names its own path (see _check_references)
+            loc, _, msg = msg.partition(": ")
+        lines.append(f"  at {loc}: {msg}")
     lines.append("  fix the fields above; see README 'Schema files' for the format")
     return "\n".join(lines)
 
@@ -206,6 +211,8 @@ def load_schema(path: str | Path) -> Database:
         raise SchemaFileError(
             f"{p}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:  # json recurses per nesting level; a hostile file must not crash us
+        raise SchemaFileError(f"{p}: JSON nested too deeply; a schema needs only a few levels") from None
     if not isinstance(data, dict):
         raise SchemaFileError(f"{p}: the top level must be a JSON object with 'name' and 'tables'")
     return parse_schema(data, p)

@@ -24,21 +24,21 @@ ROUTE_SECOND_WEIGHT = 0.5
 
 
 def table_scores(art: IndexArtifact, rel: np.ndarray) -> np.ndarray:
-    """Per table: best chunk + SECOND_WEIGHT * mean of the next two."""
+    """Per table: best chunk + SECOND_WEIGHT * mean of the next two, rescaled to [0, 1]."""
     n_tables = len(art.table_names)
-    ct = np.asarray(art.chunk_table)
+    ct = art.chunk_table
     mask = ct >= 0
     idx, vals = ct[mask], rel[mask]
     order = np.lexsort((-vals, idx))  # by table, then descending score
     idx, vals = idx[order], vals[order]
-    starts = np.searchsorted(idx, np.arange(n_tables), side="left")
-    ends = np.searchsorted(idx, np.arange(n_tables), side="right")
+    tables = np.arange(n_tables)
+    starts = np.searchsorted(idx, tables, side="left")
+    ends = np.searchsorted(idx, tables, side="right")
+    padded = np.concatenate([vals, np.zeros(3, dtype=vals.dtype)])
     out = np.zeros(n_tables, dtype=np.float32)
-    for t in range(n_tables):
-        s, e = starts[t], ends[t]
-        if e > s:
-            top = vals[s : min(e, s + 3)]
-            out[t] = top[0] + SECOND_WEIGHT * (top[1:].sum() / 2.0)
+    for k, weight in ((0, 1.0), (1, SECOND_WEIGHT / 2), (2, SECOND_WEIGHT / 2)):
+        present = (starts + k) < ends
+        out += np.where(present, padded[np.minimum(starts + k, len(vals))], 0.0).astype(np.float32) * weight
     return out / np.float32(1.0 + SECOND_WEIGHT)
 
 
@@ -46,19 +46,30 @@ def source_of(table: str) -> str:
     return table.split(UNION_SEPARATOR, 1)[0] if UNION_SEPARATOR in table else ""
 
 
-def routed_order(names: list[str], scores: np.ndarray) -> list[int]:
+def routed_order(art: IndexArtifact, scores: np.ndarray) -> np.ndarray:
     """Table indices best first; in a union, the best source database's tables lead."""
-    by_score = sorted(range(len(names)), key=lambda i: (-float(scores[i]), names[i]))
-    sources = {source_of(n) for n in names}
-    if len(sources) <= 1:
+    names = art.table_names
+    by_score = np.lexsort((np.arange(len(names)), -scores))
+    src_ids, src_names = art.table_sources
+    if len(src_names) <= 1:
         return by_score
-    best: dict[str, list[float]] = {}
-    for i in by_score:
-        best.setdefault(source_of(names[i]), []).append(float(scores[i]))
-    src_score = {s: v[0] + ROUTE_SECOND_WEIGHT * (v[1] if len(v) > 1 else 0.0) for s, v in best.items()}
-    top_src = max(src_score, key=lambda s: (src_score[s], s))
-    lead = [i for i in by_score if source_of(names[i]) == top_src]
-    return lead + [i for i in by_score if source_of(names[i]) != top_src]
+    # best and second-best table score per source
+    ordered_src = src_ids[by_score]
+    best = np.full(len(src_names), -1.0)
+    second = np.zeros(len(src_names))
+    first_pos = np.full(len(src_names), -1)
+    for pos, s in enumerate(ordered_src[: min(len(ordered_src), 4 * len(src_names) + 64)].tolist()):
+        if best[s] < 0:
+            best[s] = scores[by_score[pos]]
+            first_pos[s] = pos
+        elif second[s] == 0:
+            second[s] = scores[by_score[pos]]
+    best = np.maximum(best, 0.0)
+    src_score = best + ROUTE_SECOND_WEIGHT * second
+    top_src = int(np.lexsort((-np.arange(len(src_names)), -src_score))[0])
+    lead = by_score[ordered_src == top_src]
+    rest = by_score[ordered_src != top_src]
+    return np.concatenate([lead, rest])
 
 
 def rank_tables_from_scores(
@@ -70,8 +81,8 @@ def rank_tables_from_scores(
 ) -> TableRanking:
     names = art.table_names
     scores = table_scores(art, rel)
-    order = routed_order(names, scores)
-    ranked = [names[i] for i in order]
+    order = routed_order(art, scores)
+    ranked = [names[i] for i in order.tolist()]
     score_of = {names[i]: float(scores[i]) for i in range(len(names))}
     kept: list[str] = []
     for t in ranked:

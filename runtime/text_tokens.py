@@ -6,7 +6,7 @@ it. Words are Snowball-stemmed. The artifact records :data:`TOKENIZER_CONFIG`; t
 refuses an index built with another tokenizer, so query tokens always equal build tokens.
 
 >>> tokenize("Show orders.createdAt for user_id 7")  # 'show' is a stopword
-['order', 'creat', 'at', 'createdat', 'user', 'id', 'user_id', '7']
+['order', 'creat', 'at', 'createdat', 'created_at', 'user', 'id', 'user_id', '7']
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from py_rust_stemmers import SnowballStemmer
 
 TOKENIZER_CONFIG: dict[str, object] = {
     "name": "schemarag-identifier-snowball",
-    "version": 2,
+    "version": 4,
     "stemmer": "snowball-english",
     "lowercase": True,
     "split_identifiers": True,
@@ -123,8 +123,12 @@ def split_identifier(word: str) -> list[str]:
     return parts
 
 
-def tokenize(text: str) -> list[str]:
-    """Tokens for BM25: stemmed words, identifier parts and whole identifiers."""
+def tokenize(text: str, optional: set[str] | None = None) -> list[str]:
+    """Tokens for BM25: stemmed words, identifier parts and whole identifiers.
+
+    Whole-identifier forms (``createdat``, ``created_at``) are redundant with their parts; when
+    ``optional`` is given they are also added to it, so a query need not count them as unmatched.
+    """
     out: list[str] = []
     for match in _WORD.finditer(text):
         word = match.group(0)
@@ -134,7 +138,12 @@ def tokenize(text: str) -> list[str]:
                 low = part.lower()
                 if len(low) >= 2 or low.isdigit():
                     out.append(_stem(low))
-            out.append(word.lower())
+            whole = [word.lower()]
+            if "_" not in word:  # camelCase also matches its snake_case spelling (createdAt ~ created_at)
+                whole.append("_".join(p.lower() for p in parts))
+            out.extend(whole)
+            if optional is not None:
+                optional.update(whole)
             continue
         low = word.lower()
         if low in STOPWORDS or (len(low) < 2 and not low.isdigit()):
@@ -156,3 +165,31 @@ def keywords(text: str, limit: int = 32) -> list[str]:
         if len(seen) >= limit:
             break
     return list(seen)[:limit]
+
+
+_BACKTICKED = re.compile(r"`([^`]{1,80})`|\"([^\"]{1,80})\"|\[([^\]]{1,80})\]")
+
+
+def identifier_mentions(text: str) -> set[str]:
+    """Lower-cased names the text writes as identifiers: ``snake_case``, ``camelCase`` (also as
+    snake_case), ``table.column`` parts, and quoted/backticked/bracketed names.
+
+    >>> sorted(identifier_mentions("orders.createdAt and `Free Meal Count` by user_id"))
+    ['createdat', 'created_at', 'free meal count', 'orders', 'user_id']
+    """
+    out: set[str] = set()
+    for m in _BACKTICKED.finditer(text):
+        name = next(g for g in m.groups() if g is not None).strip().lower()
+        if name:
+            out.add(name)
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", text):
+        parts = word.split(".")
+        for i, part in enumerate(parts):
+            pieces = split_identifier(part)
+            if "_" in part.strip("_") or (len(pieces) > 1 and part[:1].islower()):
+                out.add(part.lower())
+                if "_" not in part:
+                    out.add("_".join(p.lower() for p in pieces))
+            elif len(parts) > 1 and (i > 0 or len(part) > 2):
+                out.add(part.lower())
+    return out

@@ -1,7 +1,10 @@
 """``schemarag build``: materialize the Dagster asset graph in-process, one run per database.
 
 Databases whose content key is already published are reported ``unchanged`` before Dagster
-is even imported: a no-op rebuild costs one hash of the inputs.
+is even imported: a no-op rebuild costs one hash of the inputs. Live datasources always go
+through Dagster, whose first step re-snapshots them; an unchanged fingerprint keeps the key.
+
+    schemarag build [--db X ...] [--tenant T] [--datasources FILE] [--force-dagster]
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ import time
 
 from runtime.artifact_store import read_current
 from runtime.build_inputs import read_sources
+from runtime.datasources.tenancy import check_build_tenant, find_datasource
 from runtime.embedding import Embedder
 from runtime.errors import SchemaFileError, SchemaragError
+from runtime.names import check_name
 from runtime.paths import artifacts_dir, data_dir, list_databases
 
 
@@ -25,6 +30,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--force-dagster",
         action="store_true",
         help="run the Dagster graph even for databases whose key is already published",
+    )
+    parser.add_argument(
+        "--tenant",
+        default=None,
+        help="tenant to build for: artifacts go to <artifacts>/_tenants/<tenant>/ "
+        "(default: each schema file's 'tenant' field)",
+    )
+    parser.add_argument(
+        "--datasources",
+        default=None,
+        help="datasources file of live databases (default: $SCHEMARAG_DATASOURCES or data/datasources.yaml)",
     )
 
 
@@ -39,10 +55,15 @@ def run(args: argparse.Namespace) -> int:
         raise SchemaFileError(f"{data}: no <db>.json schema files found; check --data")
     start = time.perf_counter()
     model = Embedder.get().identity
+    tenant = check_name(args.tenant, "tenant") if args.tenant is not None else None
     todo, rows, failures = [], [], 0
     for db in dbs:
         try:
-            snap = read_sources(data, db, model, artifacts)
+            if find_datasource(db, args.datasources, tenant) is not None:
+                todo.append(db)  # live: only a fresh snapshot (a Dagster step) says whether it changed
+                continue
+            snap = read_sources(data, db, model, artifacts, tenant=tenant)
+            check_build_tenant(snap.database, tenant)
         except SchemaragError as exc:
             rows.append(f"{db:<24} FAILED   {exc}")
             failures += 1
@@ -55,15 +76,21 @@ def run(args: argparse.Namespace) -> int:
         _log(f"building {len(todo)} database(s) with Dagster: {', '.join(todo)}")
         from pipelines.build import build_databases
 
-        for r in build_databases(todo, data, artifacts, progress=_log):
+        reports = build_databases(
+            todo, data, artifacts, progress=_log, tenant=tenant, datasources=args.datasources
+        )
+        for r in reports:
             if not r.ok:
                 failures += 1
                 rows.append(f"{r.database:<24} FAILED   {r.error}")
                 continue
             state = "built    " if r.built else "unchanged"
+            extra = (f" tenant={r.tenant}" if r.tenant else "") + (
+                f" version={r.schema_version}" if r.schema_version else ""
+            )
             rows.append(
                 f"{r.database:<24} {state} key={r.key} tables={r.tables} chunks={r.chunks} "
-                f"embedded={r.embedded} cached={r.cache_hits}"
+                f"embedded={r.embedded} cached={r.cache_hits}{extra}"
             )
     for row in rows:
         print(row)

@@ -1,6 +1,7 @@
 """``schemarag generate --db DB "question"``: SQL from a question, or the exact prompt.
 
-The schema comes from the published artifact (the one retrieval searches), falling back to
+The schema comes from the published artifact (the one retrieval searches), or, for a live
+datasource, from its latest snapshot ``<data>/<db>.json`` when that is newer; it falls back to
 ``<data>/<db>.json`` when no artifact exists; in that case RAG cannot run and the output says
 why. ``--prompt-only`` needs no model: it prints the messages that would be sent and the
 retrieval metadata. The model is configured by ``SCHEMARAG_LLM_BASE_URL``,
@@ -54,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _open(args: argparse.Namespace) -> tuple[Database, Any]:
     """The authoritative schema and a retrieve callable (which raises if no artifact exists)."""
+    from runtime.datasources.tenancy import authoritative_schema
     from runtime.retriever import Retriever
 
     try:
@@ -75,7 +77,9 @@ def _open(args: argparse.Namespace) -> tuple[Database, Any]:
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
         return retriever.search(question, top_k=top_k, relevance_threshold=threshold)
 
-    return retriever.schema, retrieve
+    # A live datasource may have been re-snapshotted since its index was built: validate (and
+    # render the schema) against the latest snapshot, not the possibly older indexed schema.
+    return authoritative_schema(retriever.schema, data_dir(args.data)), retrieve
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,7 +6,9 @@ Public entry points (plain functions, so the Dagster sensor in ``pipelines/`` ca
 - :func:`snapshot_datasource` introspects one entry into a :class:`~runtime.schema.Database`
   with ``schema_version`` and ``tenant`` set; :func:`fingerprint` hashes its structure;
 - :func:`docs_init` writes ``<data>/<name>.json`` and merges ``<data>/<name>/docs/*.md``;
-- :func:`latest_snapshot` reads the last written snapshot (authoritative for validation).
+- :func:`latest_snapshot` reads the last written snapshot (authoritative for validation);
+- :func:`find_datasource`, :func:`check_build_tenant`, :func:`authoritative_schema` decide which
+  datasource and which schema a tenant's build or query means (``tenancy``).
 """
 
 from __future__ import annotations
@@ -20,13 +22,17 @@ from runtime.datasources.snapshot import (
     snapshot_datasource,
     take_snapshot,
 )
+from runtime.datasources.tenancy import authoritative_schema, check_build_tenant, find_datasource
 
 __all__ = [
     "DatasourceEntry",
     "DocsInitResult",
     "SnapshotResult",
+    "authoritative_schema",
+    "check_build_tenant",
     "datasources_path",
     "docs_init",
+    "find_datasource",
     "fingerprint",
     "get_datasource",
     "latest_snapshot",

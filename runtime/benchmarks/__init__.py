@@ -1,0 +1,1 @@
+"""Benchmarks behind `schemarag bench`: commands that print numbers (and charts), never unit tests."""

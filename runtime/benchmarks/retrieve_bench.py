@@ -1,0 +1,121 @@
+"""``schemarag bench retrieve``: warm in-process retrieval latency vs LanceDB's hybrid search.
+
+Both sides embed the question with the same fastembed model on every call (the query cache
+is disabled), then search the same artifact: ours through the memory-mapped arrays,
+LanceDB through its own table in the artifact (vector + full-text, ``query_type="hybrid"``).
+Prints p50/p95, the speed-up, top-k overlap and peak RSS; writes JSON and a PNG chart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runtime.artifact_format import LANCE_DIR, LANCE_TABLE
+from runtime.benchmarks.synthetic_index import build_synthetic_index, synthetic_questions
+from runtime.paths import artifacts_dir
+from runtime.retriever import Retriever
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default="b2b_saas", help="built database to measure (default b2b_saas)")
+    parser.add_argument("--questions", default="data/questions/b2b_saas.jsonl", help="JSONL with 'question'")
+    parser.add_argument("--synthetic", type=int, default=100_000, help="chunks in the synthetic index (0 = skip)")
+    parser.add_argument("--repeats", type=int, default=200, help="timed requests per setting")
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--json", dest="json_out", default=None, help="write results as JSON")
+    parser.add_argument("--chart", default=None, help="write a PNG latency chart")
+
+
+def _pct(values: list[float]) -> dict[str, float]:
+    return {"p50": round(float(np.percentile(values, 50)), 3), "p95": round(float(np.percentile(values, 95)), 3),
+            "mean": round(float(np.mean(values)), 3)}
+
+
+def measure(retriever: Retriever, questions: list[str], repeats: int, top_k: int) -> dict[str, Any]:
+    import lancedb
+
+    retriever.query_cache_size = 0
+    retriever._qcache.clear()
+    art = retriever.artifact
+    table = lancedb.connect(str(art.path / LANCE_DIR)).open_table(LANCE_TABLE)
+    embedder = retriever.embedder
+    for q in questions[:5]:  # warm both paths (pages mapped, ONNX session, Lance caches)
+        retriever.search(q, top_k=top_k, relevance_threshold=0.0)
+        table.search(query_type="hybrid").vector(embedder.query_embed([q])[0]).text(q).limit(top_k).to_list()
+    ours, lance, embed_only, overlap = [], [], [], []
+    for i in range(repeats):
+        q = questions[i % len(questions)]
+        t0 = time.perf_counter()
+        res = retriever.search(q, top_k=top_k, relevance_threshold=0.0)
+        t1 = time.perf_counter()
+        vec = embedder.query_embed([q])[0]
+        t2 = time.perf_counter()
+        rows = table.search(query_type="hybrid").vector(vec).text(q).limit(top_k).to_list()
+        t3 = time.perf_counter()
+        ours.append((t1 - t0) * 1000)
+        embed_only.append((t2 - t1) * 1000)
+        lance.append((t3 - t1) * 1000)
+        mine = {c.chunk.chunk_id for c in res.chunks}
+        overlap.append(len(mine & {r["chunk_id"] for r in rows}) / max(1, top_k))
+        if (i + 1) % 50 == 0:
+            print(f"  {art.manifest['database']}: {i + 1}/{repeats}", file=sys.stderr, flush=True)
+    o, lz = _pct(ours), _pct(lance)
+    return {"database": art.manifest["database"], "chunks": art.n_chunks, "requests": repeats,
+            "schemarag_ms": o, "lancedb_hybrid_ms": lz, "query_embed_ms": _pct(embed_only),
+            "speedup_p50": round(lz["p50"] / o["p50"], 2), "topk_overlap": round(float(np.mean(overlap)), 3)}
+
+
+def _chart(results: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    labels = [f"{r['database']}\n({r['chunks']:,} chunks)" for r in results]
+    x = np.arange(len(results))
+    for off, key, name in ((-0.2, "schemarag_ms", "schemarag (mmap)"), (0.2, "lancedb_hybrid_ms", "LanceDB hybrid")):
+        ax.bar(x + off, [r[key]["p50"] for r in results], 0.4, label=f"{name} p50",
+               yerr=[[0] * len(results), [r[key]["p95"] - r[key]["p50"] for r in results]], capsize=4)
+    ax.set_xticks(x, labels)
+    ax.set_ylabel("ms per retrieval (incl. query embedding); whisker = p95")
+    ax.set_title("Warm retrieval latency")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def run(args: argparse.Namespace) -> int:
+    artifacts = artifacts_dir(args.artifacts)
+    questions = [json.loads(line)["question"] for line in Path(args.questions).read_text().splitlines() if line]
+    results = []
+    print(f"measuring {args.db} ({args.repeats} requests)", file=sys.stderr)
+    results.append(measure(Retriever.open(args.db, artifacts=artifacts), questions, args.repeats, args.top_k))
+    if args.synthetic:
+        print(f"building/opening a synthetic index of {args.synthetic:,} chunks", file=sys.stderr, flush=True)
+        name, _ = build_synthetic_index(artifacts, args.synthetic)
+        results.append(measure(Retriever.open(name, artifacts=artifacts), synthetic_questions(200),
+                               args.repeats, args.top_k))
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{'database':<22}{'chunks':>9}{'ours p50':>10}{'ours p95':>10}{'lance p50':>11}{'lance p95':>11}"
+          f"{'embed p50':>11}{'speedup':>9}{'overlap':>9}")
+    for r in results:
+        print(f"{r['database']:<22}{r['chunks']:>9,}{r['schemarag_ms']['p50']:>10.2f}{r['schemarag_ms']['p95']:>10.2f}"
+              f"{r['lancedb_hybrid_ms']['p50']:>11.2f}{r['lancedb_hybrid_ms']['p95']:>11.2f}"
+              f"{r['query_embed_ms']['p50']:>11.2f}{r['speedup_p50']:>8.1f}x{r['topk_overlap']:>9.2f}")
+    print(f"peak RSS: {rss_mb:.0f} MB")
+    out = {"results": results, "peak_rss_mb": round(rss_mb, 1)}
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(out, indent=2))
+    if args.chart:
+        _chart(results, Path(args.chart))
+        print(f"chart: {args.chart}")
+    return 0
