@@ -122,7 +122,9 @@ class IndexArtifact:
         verify_files(folder, manifest, full=verify)
         # np.asarray drops the memmap subclass (no copy): arithmetic on plain views skips
         # memmap's per-operation wrapping, which costs more than the math on small indexes.
-        mm = {name: np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False)) for name in NPY_FILES}
+        mm = {
+            name: np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False)) for name in NPY_FILES
+        }
         dim = (manifest.get("model") or {}).get("dimension")
         emb = mm["embeddings.npy"]
         if emb.ndim != 2 or emb.shape[1] != dim or emb.shape[0] != manifest["counts"]["chunks"]:
@@ -193,6 +195,21 @@ class IndexArtifact:
                 out.setdefault(col.lower(), []).append(i)
         return {k: np.array(v, dtype=np.int64) for k, v in out.items()}
 
+    @cached_property
+    def table_column_chunks(self) -> dict[str, list[tuple[str, np.ndarray]]]:
+        """Table -> [(exact column name, indices of that column's chunks)]."""
+        out: dict[str, dict[str, list[int]]] = {}
+        cols = self._chunk_columns
+        for i, (ctype, table, col) in enumerate(
+            zip(cols["chunk_type"], cols["table"], cols["column"], strict=True)
+        ):
+            if ctype != "column" or not col or table not in self.ddl:
+                continue
+            exact = next((c for c in self.ddl[table].columns if c.lower() == col.lower()), None)
+            if exact is not None:
+                out.setdefault(table, {}).setdefault(exact, []).append(i)
+        return {t: [(c, np.array(ix, dtype=np.int64)) for c, ix in d.items()] for t, d in out.items()}
+
     def chunk(self, i: int) -> Chunk:
         cols = self._chunk_columns
         return Chunk.from_dict({k: v[i] for k, v in cols.items()})
@@ -202,6 +219,6 @@ class IndexArtifact:
 
     def warm(self) -> None:
         """Touch the mapped pages and decode chunk columns so the first request is as fast as the rest."""
-        _ = self._chunk_columns, self.column_chunks, self.table_sources
+        _ = self._chunk_columns, self.column_chunks, self.table_sources, self.table_column_chunks
         float(np.asarray(self.embeddings).sum())
         float(np.asarray(self.bm25_data).sum())

@@ -144,15 +144,23 @@ def _referenced(db: Database, table: str) -> list[str]:
     return [rc for _, _, rt, rc in db.foreign_keys() if rt.lower() == table.lower()]
 
 
-def assemble(ddl: TableDDL, columns: Iterable[str] | None = None, with_comments: bool = True) -> str:
-    """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns)."""
+def assemble(
+    ddl: TableDDL,
+    columns: Iterable[str] | None = None,
+    with_comments: bool = True,
+    described: Iterable[str] | None = None,
+) -> str:
+    """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns), and
+    ``described`` (when given) limits the description comments to those columns."""
     keep: set[str] | None = None
     if columns is not None:
         keep = {c.lower() for c in columns} | {c.lower() for c in ddl.key_columns}
+    say = None if described is None else {c.lower() for c in described}
     items: list[tuple[str, str]] = []
     for name, sql, comment in zip(ddl.columns, ddl.column_sql, ddl.comments, strict=True):
         if keep is None or name.lower() in keep:
-            items.append((sql, comment if with_comments else ""))
+            show = with_comments and (say is None or name.lower() in say)
+            items.append((sql, comment if show else ""))
     if ddl.pk_sql:
         items.append((ddl.pk_sql, ""))
     for col, fk in ddl.fk_sql:
@@ -170,6 +178,7 @@ def format_tables(
     tables: Sequence[str],
     columns: dict[str, list[str]] | None = None,
     ddl: dict[str, TableDDL] | None = None,
+    described: dict[str, list[str]] | None = None,
 ) -> str:
     """CREATE TABLE statements for ``tables`` in the given order (unknown names are skipped)."""
     out = []
@@ -181,7 +190,8 @@ def format_tables(
         if piece is None:  # no pre-rendered pieces (a schema without an artifact): render this table
             piece = render_table(t, db.dialect, _referenced(db, t.name))
         cols = columns.get(t.name) if columns else None
-        out.append(assemble(piece, cols))
+        say = described.get(t.name) if described is not None else None
+        out.append(assemble(piece, cols, described=say))
     return "\n\n".join(out)
 
 
@@ -195,9 +205,10 @@ def format_focused_schema_tables(
     tables: Sequence[str],
     columns: dict[str, list[str]] | None = None,
     ddl: dict[str, TableDDL] | None = None,
+    described: dict[str, list[str]] | None = None,
 ) -> str:
-    """Focused schema from an explicit table (and optional column) selection."""
-    return format_tables(db, tables, columns, ddl)
+    """Focused schema from an explicit selection (e.g. a :class:`~runtime.results.TableRanking`)."""
+    return format_tables(db, tables, columns, ddl, described)
 
 
 def format_focused_schema(

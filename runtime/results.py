@@ -85,4 +85,5 @@ class TableRanking:
     tables: list[str]  # kept tables in rank order, FK-expanded, at most the budget
     columns: dict[str, list[str]] = field(default_factory=dict)  # kept columns per table
     scores: dict[str, float] = field(default_factory=dict)  # table relevance in [0, 1]
-    ranked: list[str] = field(default_factory=list)  # every table with evidence, best first
+    ranked: list[str] = field(default_factory=list)  # every table, best first
+    described: dict[str, list[str]] = field(default_factory=dict)  # kept columns shown with a description

@@ -35,42 +35,41 @@ from runtime.query_terms import bm25_raw, lexical_coverage, query_terms
 from runtime.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from runtime.scoring import DEFAULT_CALIBRATION, Calibration, boost_mentions, dense_normalised, fuse
 from runtime.table_ranking import rank_tables_from_scores
-from runtime.text_tokens import identifier_mentions, tokenize
+from runtime.text_tokens import identifier_mentions
 
 log = logging.getLogger(__name__)
 
-WINDOW_WORDS = 40  # longer questions are scored per window of sentences (see score_chunks)
+WINDOW_WORDS = 40  # longer questions are scored sentence by sentence (see score_chunks)
 LONG_QUESTION_WORDS = 64
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
 
 def question_windows(question: str) -> tuple[str, ...]:
-    """The question itself if short, else sentences packed into windows of <= WINDOW_WORDS words.
+    """The question itself if short, else one window per sentence (very short sentences join
+    the next; sentences over WINDOW_WORDS words are cut into overlapping pieces).
 
     >>> question_windows("orders last month")
     ('orders last month',)
-    >>> len(question_windows("filler words here. " * 40 + "Show me orders.")) > 1
-    True
+    >>> question_windows("filler words here. " * 40 + "Show me orders.")[-1]
+    'Show me orders.'
     """
     words = question.split()
     if len(words) <= LONG_QUESTION_WORDS:
         return (question,)
     windows: list[str] = []
-    current: list[str] = []
+    pending: list[str] = []
     for sentence in _SENTENCE_END.split(question):
-        sw = sentence.split()
-        while len(sw) > WINDOW_WORDS:  # one very long sentence: overlapping pieces
-            if current:
-                windows.append(" ".join(current))
-                current = []
+        sw = pending + sentence.split()
+        pending = []
+        if len(sw) < 3:
+            pending = sw
+            continue
+        while len(sw) > WINDOW_WORDS:
             windows.append(" ".join(sw[:WINDOW_WORDS]))
             sw = sw[WINDOW_WORDS // 2 :]
-        if current and len(current) + len(sw) > WINDOW_WORDS:
-            windows.append(" ".join(current))
-            current = []
-        current.extend(sw)
-    if current:
-        windows.append(" ".join(current))
+        windows.append(" ".join(sw))
+    if pending:
+        windows.append(" ".join(pending))
     return tuple(w for w in windows if w.strip()) or (question,)
 
 
@@ -195,8 +194,9 @@ class Retriever:
     def _score_window(self, text: str, vec: np.ndarray | None, method: str) -> tuple[np.ndarray, ...]:
         art = self.artifact
         qt = query_terms(art, text, self.calibration)
-        cos = (np.asarray(art.embeddings @ vec) if vec is not None
-               else np.zeros(art.n_chunks, dtype=np.float32))
+        cos = (
+            np.asarray(art.embeddings @ vec) if vec is not None else np.zeros(art.n_chunks, dtype=np.float32)
+        )
         lex = lexical_coverage(art, qt) if method != "dense" else np.zeros(art.n_chunks, dtype=np.float32)
         if method == "hybrid":
             rel = fuse(dense_normalised(cos, self.calibration), lex, self.calibration)
@@ -232,7 +232,9 @@ class Retriever:
         best: tuple[np.ndarray, ...] | None = None
         for i, text in enumerate(windows):
             scored = self._score_window(text, None if vecs is None else vecs[i], method)
-            best = scored if best is None else tuple(np.maximum(a, b) for a, b in zip(best, scored, strict=True))
+            best = (
+                scored if best is None else tuple(np.maximum(a, b) for a, b in zip(best, scored, strict=True))
+            )
         assert best is not None
         t3 = time.perf_counter()
         if timings is not None:
@@ -286,7 +288,12 @@ class Retriever:
             else "",
         )
         result = RetrievalResult(
-            question=question, chunks=chunks, tables=tables, expanded_tables=expanded, metadata=meta, ddl=art.ddl
+            question=question,
+            chunks=chunks,
+            tables=tables,
+            expanded_tables=expanded,
+            metadata=meta,
+            ddl=art.ddl,
         )
         timings["format"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
@@ -300,6 +307,4 @@ class Retriever:
         """Tables for a focused schema of at most ``budget`` tables (after FK expansion)."""
         rel, _, _ = self.score_chunks(question, method)
         art = self.artifact
-        return rank_tables_from_scores(
-            art, rel, budget, fk_expand=fk_expand, question_tokens=tokenize(question)
-        )
+        return rank_tables_from_scores(art, rel, budget, fk_expand=fk_expand, question=question)

@@ -60,4 +60,6 @@ def boost_mentions(rel: np.ndarray, chunk_ids: np.ndarray, cal: Calibration = DE
     """Column chunks of a column the question names as an identifier (``created_at``,
     ``createdAt``, `` `Free Meal Count` ``) score at least MENTION_FLOOR, in place."""
     if chunk_ids.size:
-        rel[chunk_ids] = np.maximum(rel[chunk_ids], cal.mention_floor + (1.0 - cal.mention_floor) * rel[chunk_ids])
+        rel[chunk_ids] = np.maximum(
+            rel[chunk_ids], cal.mention_floor + (1.0 - cal.mention_floor) * rel[chunk_ids]
+        )

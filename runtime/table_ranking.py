@@ -6,11 +6,20 @@
 * **Routing**: in a union index (tables named ``<db>__<table>``), source databases are ranked
   by their best tables, and the winning database's tables come first: a question is about
   one database, and a focused schema mixing two is rarely answerable.
+* **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
+  keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
+  scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
+  tables keep only join columns. Join columns (PK, FKs, FK targets, ``*_id``/``*Id``/``*_code``
+  names, which are joined on even where no FK is declared) are always kept, without their
+  description; only the focused columns carry one.
 * **FK expansion** under the budget: after each table, its FK neighbours with comparable
   evidence are pulled forward, so join partners arrive with the table that needs them.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -77,8 +86,10 @@ def rank_tables_from_scores(
     rel: np.ndarray,
     budget: int,
     fk_expand: bool = True,
-    question_tokens: list[str] | None = None,
+    question: str | None = None,
+    policy: ColumnPolicy | None = None,
 ) -> TableRanking:
+    policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
     scores = table_scores(art, rel)
     order = routed_order(art, scores)
@@ -99,4 +110,72 @@ def rank_tables_from_scores(
                 break
             if n not in kept and score_of[n] >= NEIGHBOUR_RATIO * score_of[t] and score_of[n] > 0:
                 kept.append(n)
-    return TableRanking(tables=kept, columns={}, scores={t: score_of[t] for t in kept}, ranked=ranked)
+    scores_kept = {t: score_of[t] for t in kept}
+    columns, described = select_columns(art, rel, kept, scores_kept, question or "", policy)
+    return TableRanking(tables=kept, columns=columns, scores=scores_kept, ranked=ranked, described=described)
+
+
+@dataclass(frozen=True)
+class ColumnPolicy:
+    """How much of each kept table the focused schema shows (see the module docstring)."""
+
+    table_ratio: float = 0.3
+    columns_by_rank: tuple[int, ...] = (8, 5, 3, 1)
+    column_ratio: float = 0.5
+
+
+DEFAULT_COLUMN_POLICY = ColumnPolicy()
+_JOINISH_ANYCASE = re.compile(r"^(?:id|uuid|code)$|_(?:id|code)$", re.IGNORECASE)
+_JOINISH_CAMEL = re.compile(r"[a-z](?:Id|ID|Code)$")
+_WORDS = re.compile(r"[^a-z0-9]+")
+
+
+def _norm(text: str) -> str:
+    return " " + _WORDS.sub(" ", text.lower()).strip() + " "
+
+
+def join_like(column: str) -> bool:
+    """Names joined on even without a declared FK: ``id``, ``*_id``, ``*Id``, ``uuid``, ``*_code``."""
+    return bool(_JOINISH_ANYCASE.search(column) or _JOINISH_CAMEL.search(column))
+
+
+def select_columns(
+    art: IndexArtifact,
+    rel: np.ndarray,
+    tables: list[str],
+    table_score: dict[str, float],
+    question: str,
+    policy: ColumnPolicy = DEFAULT_COLUMN_POLICY,
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """``(columns, described)`` per table, in schema order: what to show, and what to describe."""
+    top = max((table_score[t] for t in tables), default=0.0)
+    strong = [t for t in tables if table_score[t] >= policy.table_ratio * top and top > 0]
+    strong_set = set(strong)
+    for t in tables:  # a bridge between two strong tables is part of the join path
+        if t not in strong_set and len(art.schema.neighbours(t) & strong_set) >= 2:
+            strong.append(t)
+            strong_set.add(t)
+    per_table = art.table_column_chunks
+    col_scores = {t: {c: float(rel[idx].max()) for c, idx in per_table.get(t, ())} for t in tables}
+    best_col = max((v for t in strong for v in col_scores[t].values()), default=0.0)
+    asked = _norm(question)
+    columns: dict[str, list[str]] = {}
+    described: dict[str, list[str]] = {}
+    rank = 0
+    for t in tables:
+        cs = col_scores[t]
+        named = {c for c in cs if len(c) > 2 and _norm(c) in asked}
+        if t in strong_set:
+            n = policy.columns_by_rank[min(rank, len(policy.columns_by_rank) - 1)]
+            rank += 1
+            ordered = sorted(cs, key=lambda c: (-cs[c], c))
+            rich = (
+                set(ordered[:n]) | {c for c, v in cs.items() if v >= policy.column_ratio * best_col} | named
+            )
+        else:
+            rich = named
+        ddl = art.ddl[t]
+        keys = set(ddl.key_columns) | {c for c in ddl.columns if join_like(c)}
+        columns[t] = [c for c in ddl.columns if c in rich or c in keys]
+        described[t] = [c for c in ddl.columns if c in rich]
+    return columns, described

@@ -175,7 +175,7 @@ def identifier_mentions(text: str) -> set[str]:
     snake_case), ``table.column`` parts, and quoted/backticked/bracketed names.
 
     >>> sorted(identifier_mentions("orders.createdAt and `Free Meal Count` by user_id"))
-    ['createdat', 'created_at', 'free meal count', 'orders', 'user_id']
+    ['created_at', 'createdat', 'free meal count', 'orders', 'user_id']
     """
     out: set[str] = set()
     for m in _BACKTICKED.finditer(text):

@@ -27,7 +27,9 @@ from runtime.retriever import Retriever
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default="b2b_saas", help="built database to measure (default b2b_saas)")
     parser.add_argument("--questions", default="data/questions/b2b_saas.jsonl", help="JSONL with 'question'")
-    parser.add_argument("--synthetic", type=int, default=100_000, help="chunks in the synthetic index (0 = skip)")
+    parser.add_argument(
+        "--synthetic", type=int, default=100_000, help="chunks in the synthetic index (0 = skip)"
+    )
     parser.add_argument("--repeats", type=int, default=200, help="timed requests per setting")
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--json", dest="json_out", default=None, help="write results as JSON")
@@ -35,8 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _pct(values: list[float]) -> dict[str, float]:
-    return {"p50": round(float(np.percentile(values, 50)), 3), "p95": round(float(np.percentile(values, 95)), 3),
-            "mean": round(float(np.mean(values)), 3)}
+    return {
+        "p50": round(float(np.percentile(values, 50)), 3),
+        "p95": round(float(np.percentile(values, 95)), 3),
+        "mean": round(float(np.mean(values)), 3),
+    }
 
 
 def measure(retriever: Retriever, questions: list[str], repeats: int, top_k: int) -> dict[str, Any]:
@@ -68,9 +73,16 @@ def measure(retriever: Retriever, questions: list[str], repeats: int, top_k: int
         if (i + 1) % 50 == 0:
             print(f"  {art.manifest['database']}: {i + 1}/{repeats}", file=sys.stderr, flush=True)
     o, lz = _pct(ours), _pct(lance)
-    return {"database": art.manifest["database"], "chunks": art.n_chunks, "requests": repeats,
-            "schemarag_ms": o, "lancedb_hybrid_ms": lz, "query_embed_ms": _pct(embed_only),
-            "speedup_p50": round(lz["p50"] / o["p50"], 2), "topk_overlap": round(float(np.mean(overlap)), 3)}
+    return {
+        "database": art.manifest["database"],
+        "chunks": art.n_chunks,
+        "requests": repeats,
+        "schemarag_ms": o,
+        "lancedb_hybrid_ms": lz,
+        "query_embed_ms": _pct(embed_only),
+        "speedup_p50": round(lz["p50"] / o["p50"], 2),
+        "topk_overlap": round(float(np.mean(overlap)), 3),
+    }
 
 
 def _chart(results: list[dict[str, Any]], path: Path) -> None:
@@ -82,9 +94,18 @@ def _chart(results: list[dict[str, Any]], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     labels = [f"{r['database']}\n({r['chunks']:,} chunks)" for r in results]
     x = np.arange(len(results))
-    for off, key, name in ((-0.2, "schemarag_ms", "schemarag (mmap)"), (0.2, "lancedb_hybrid_ms", "LanceDB hybrid")):
-        ax.bar(x + off, [r[key]["p50"] for r in results], 0.4, label=f"{name} p50",
-               yerr=[[0] * len(results), [r[key]["p95"] - r[key]["p50"] for r in results]], capsize=4)
+    for off, key, name in (
+        (-0.2, "schemarag_ms", "schemarag (mmap)"),
+        (0.2, "lancedb_hybrid_ms", "LanceDB hybrid"),
+    ):
+        ax.bar(
+            x + off,
+            [r[key]["p50"] for r in results],
+            0.4,
+            label=f"{name} p50",
+            yerr=[[0] * len(results), [r[key]["p95"] - r[key]["p50"] for r in results]],
+            capsize=4,
+        )
     ax.set_xticks(x, labels)
     ax.set_ylabel("ms per retrieval (incl. query embedding); whisker = p95")
     ax.set_title("Warm retrieval latency")
@@ -95,22 +116,31 @@ def _chart(results: list[dict[str, Any]], path: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     artifacts = artifacts_dir(args.artifacts)
-    questions = [json.loads(line)["question"] for line in Path(args.questions).read_text().splitlines() if line]
+    questions = [
+        json.loads(line)["question"] for line in Path(args.questions).read_text().splitlines() if line
+    ]
     results = []
     print(f"measuring {args.db} ({args.repeats} requests)", file=sys.stderr)
     results.append(measure(Retriever.open(args.db, artifacts=artifacts), questions, args.repeats, args.top_k))
     if args.synthetic:
         print(f"building/opening a synthetic index of {args.synthetic:,} chunks", file=sys.stderr, flush=True)
         name, _ = build_synthetic_index(artifacts, args.synthetic)
-        results.append(measure(Retriever.open(name, artifacts=artifacts), synthetic_questions(200),
-                               args.repeats, args.top_k))
+        results.append(
+            measure(
+                Retriever.open(name, artifacts=artifacts), synthetic_questions(200), args.repeats, args.top_k
+            )
+        )
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{'database':<22}{'chunks':>9}{'ours p50':>10}{'ours p95':>10}{'lance p50':>11}{'lance p95':>11}"
-          f"{'embed p50':>11}{'speedup':>9}{'overlap':>9}")
+    print(
+        f"{'database':<22}{'chunks':>9}{'ours p50':>10}{'ours p95':>10}{'lance p50':>11}{'lance p95':>11}"
+        f"{'embed p50':>11}{'speedup':>9}{'overlap':>9}"
+    )
     for r in results:
-        print(f"{r['database']:<22}{r['chunks']:>9,}{r['schemarag_ms']['p50']:>10.2f}{r['schemarag_ms']['p95']:>10.2f}"
-              f"{r['lancedb_hybrid_ms']['p50']:>11.2f}{r['lancedb_hybrid_ms']['p95']:>11.2f}"
-              f"{r['query_embed_ms']['p50']:>11.2f}{r['speedup_p50']:>8.1f}x{r['topk_overlap']:>9.2f}")
+        print(
+            f"{r['database']:<22}{r['chunks']:>9,}{r['schemarag_ms']['p50']:>10.2f}{r['schemarag_ms']['p95']:>10.2f}"
+            f"{r['lancedb_hybrid_ms']['p50']:>11.2f}{r['lancedb_hybrid_ms']['p95']:>11.2f}"
+            f"{r['query_embed_ms']['p50']:>11.2f}{r['speedup_p50']:>8.1f}x{r['topk_overlap']:>9.2f}"
+        )
     print(f"peak RSS: {rss_mb:.0f} MB")
     out = {"results": results, "peak_rss_mb": round(rss_mb, 1)}
     if args.json_out:

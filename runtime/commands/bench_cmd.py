@@ -46,7 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p = sub.add_parser(name, help=help_text, description=help_text)
         # Also accepted after the benchmark name; SUPPRESS keeps a value given before it.
         p.add_argument("--data", default=argparse.SUPPRESS, help="schemas folder")
-        p.add_argument("--artifacts", default=argparse.SUPPRESS, help="artifacts folder")
+        p.add_argument(
+            "--artifacts",
+            default=argparse.SUPPRESS,
+            help="artifacts folder (bench build ignores it: it always builds into a fresh temp folder)",
+        )
         module, why = load_benchmark(name)
         if module is None:
             p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ SAMPLES = ("ecommerce", "b2b_saas")
 
 def _cache_rows(artifacts: Path) -> int:
     (db_file,) = embedding_cache_dir(artifacts).glob("*.sqlite")
-    with sqlite3.connect(db_file) as conn:
+    with closing(sqlite3.connect(db_file)) as conn:
         return conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
 
 

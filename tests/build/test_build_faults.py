@@ -16,7 +16,7 @@ import pytest
 
 from runtime.artifact_format import MANIFEST
 from runtime.artifact_reader import IndexArtifact
-from runtime.artifact_store import STAGING_PREFIX, read_current
+from runtime.artifact_store import STAGING_PREFIX, prune, read_current
 from runtime.errors import ChecksumMismatchError
 from runtime.retriever import Retriever
 
@@ -65,6 +65,10 @@ def test_killed_publish_keeps_previous_version_current(
     assert new_key != first.key
     IndexArtifact.open(root / new_key)
     Retriever.clear_cache()
+    # the killed build's staging folder is left for an hour (it might be a live build), then swept
+    assert prune(root, stale_staging_seconds=0) == []
+    assert not [p for p in root.iterdir() if p.name.startswith(STAGING_PREFIX)]
+    assert read_current(root) == new_key
 
 
 @pytest.fixture

@@ -30,10 +30,10 @@ def test_environment_sets_top_k_and_threshold(ecommerce: Retriever, clean_env: p
     clean_env.setenv("DOC_RETRIEVAL_TOP_K", "3")
     assert len(ecommerce.search(RICH).chunks) == 3
     clean_env.setenv("DOC_RETRIEVAL_TOP_K", "50")
-    clean_env.setenv("DOC_RELEVANCE_THRESHOLD", "0.6")
+    clean_env.setenv("DOC_RELEVANCE_THRESHOLD", "0.5")
     res = ecommerce.search(RICH)
-    assert res.metadata.top_k == 50 and res.metadata.relevance_threshold == 0.6
-    assert res.chunks and all(c.score >= 0.6 for c in res.chunks)
+    assert res.metadata.top_k == 50 and res.metadata.relevance_threshold == 0.5
+    assert res.chunks and all(c.score >= 0.5 for c in res.chunks)
     looser = ecommerce.search(RICH, relevance_threshold=0.3)
     assert len(looser.chunks) > len(res.chunks)
 
