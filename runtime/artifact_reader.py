@@ -210,6 +210,13 @@ class IndexArtifact:
                 out.setdefault(table, {}).setdefault(exact, []).append(i)
         return {t: [(c, np.array(ix, dtype=np.int64)) for c, ix in d.items()] for t, d in out.items()}
 
+    @cached_property
+    def column_name_tokens(self) -> dict[str, frozenset[str]]:
+        """Column name -> its BM25 tokens (``"Enrollment (K-12)"`` -> {enrol, k, 12}), for name matching."""
+        from runtime.text_tokens import tokenize
+
+        return {c: frozenset(tokenize(c.replace("_", " "))) for d in self.ddl.values() for c in d.columns}
+
     def chunk(self, i: int) -> Chunk:
         cols = self._chunk_columns
         return Chunk.from_dict({k: v[i] for k, v in cols.items()})
@@ -220,5 +227,6 @@ class IndexArtifact:
     def warm(self) -> None:
         """Touch the mapped pages and decode chunk columns so the first request is as fast as the rest."""
         _ = self._chunk_columns, self.column_chunks, self.table_sources, self.table_column_chunks
+        _ = self.column_name_tokens
         float(np.asarray(self.embeddings).sum())
         float(np.asarray(self.bm25_data).sum())

@@ -9,9 +9,10 @@
 * **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
   keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
   scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
-  tables keep only join columns. Join columns (PK, FKs, FK targets, ``*_id``/``*Id``/``*_code``
-  names, which are joined on even where no FK is declared) are always kept, without their
-  description; only the focused columns carry one.
+  tables keep only join and label columns. Join columns (PK, FKs, FK targets, ``*_id``/``*Id``/
+  ``*_code`` names, joined on even where no FK is declared) and label columns (``*name``,
+  ``title``) are always kept, without their description; only focused columns carry one. A
+  column counts as named when the question contains its name, or every word of it (stemmed).
 * **FK expansion** under the budget: after each table, its FK neighbours with comparable
   evidence are pulled forward, so join partners arrive with the table that needs them.
 """
@@ -25,6 +26,7 @@ import numpy as np
 
 from runtime.artifact_reader import IndexArtifact
 from runtime.results import TableRanking
+from runtime.text_tokens import tokenize
 
 UNION_SEPARATOR = "__"
 SECOND_WEIGHT = 0.3
@@ -120,7 +122,7 @@ class ColumnPolicy:
     """How much of each kept table the focused schema shows (see the module docstring)."""
 
     table_ratio: float = 0.3
-    columns_by_rank: tuple[int, ...] = (8, 5, 3, 1)
+    columns_by_rank: tuple[int, ...] = (6, 4, 2, 1)
     column_ratio: float = 0.5
 
 
@@ -132,6 +134,13 @@ _WORDS = re.compile(r"[^a-z0-9]+")
 
 def _norm(text: str) -> str:
     return " " + _WORDS.sub(" ", text.lower()).strip() + " "
+
+
+def label_like(column: str) -> bool:
+    """Human-readable labels (``name``, ``*_name``, ``title``, ``forename``...): what a question
+    naming an entity ("Lewis Hamilton", "the set Coldsnap") filters or shows."""
+    low = column.lower()
+    return low.endswith("name") or low in ("title", "forename", "surname")
 
 
 def join_like(column: str) -> bool:
@@ -159,12 +168,15 @@ def select_columns(
     col_scores = {t: {c: float(rel[idx].max()) for c, idx in per_table.get(t, ())} for t in tables}
     best_col = max((v for t in strong for v in col_scores[t].values()), default=0.0)
     asked = _norm(question)
+    asked_tokens = set(tokenize(question))
+    name_tokens = art.column_name_tokens
     columns: dict[str, list[str]] = {}
     described: dict[str, list[str]] = {}
     rank = 0
     for t in tables:
         cs = col_scores[t]
         named = {c for c in cs if len(c) > 2 and _norm(c) in asked}
+        named |= {c for c in cs if name_tokens.get(c) and name_tokens[c] <= asked_tokens}
         if t in strong_set:
             n = policy.columns_by_rank[min(rank, len(policy.columns_by_rank) - 1)]
             rank += 1
@@ -175,7 +187,7 @@ def select_columns(
         else:
             rich = named
         ddl = art.ddl[t]
-        keys = set(ddl.key_columns) | {c for c in ddl.columns if join_like(c)}
+        keys = set(ddl.key_columns) | {c for c in ddl.columns if join_like(c) or label_like(c)}
         columns[t] = [c for c in ddl.columns if c in rich or c in keys]
         described[t] = [c for c in ddl.columns if c in rich]
     return columns, described
