@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-FORMAT_VERSION = 4  # 4: key_columns include FK-referenced columns
+FORMAT_VERSION = 5  # 4: key_columns include FK targets; 5: no comments that restate the name
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 KEY_LENGTH = 16

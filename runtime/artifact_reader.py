@@ -217,6 +217,24 @@ class IndexArtifact:
 
         return {c: frozenset(tokenize(c.replace("_", " "))) for d in self.ddl.values() for c in d.columns}
 
+    @cached_property
+    def implicit_join_columns(self) -> dict[str, set[str]]:
+        """Per table, id/code-named columns whose name another table of the same source also has
+        (``transactions.CustomerID`` ~ ``customers.CustomerID``): undeclared join keys."""
+        from runtime.table_ranking import join_like, source_of
+
+        seen: dict[tuple[str, str], set[str]] = {}
+        for t, d in self.ddl.items():
+            for c in d.columns:
+                if join_like(c):
+                    seen.setdefault((source_of(t), c.lower()), set()).add(t)
+        out: dict[str, set[str]] = {}
+        for t, d in self.ddl.items():
+            for c in d.columns:
+                if len(seen.get((source_of(t), c.lower()), ())) > 1:
+                    out.setdefault(t, set()).add(c)
+        return out
+
     def chunk(self, i: int) -> Chunk:
         cols = self._chunk_columns
         return Chunk.from_dict({k: v[i] for k, v in cols.items()})
@@ -227,6 +245,6 @@ class IndexArtifact:
     def warm(self) -> None:
         """Touch the mapped pages and decode chunk columns so the first request is as fast as the rest."""
         _ = self._chunk_columns, self.column_chunks, self.table_sources, self.table_column_chunks
-        _ = self.column_name_tokens
+        _ = self.column_name_tokens, self.implicit_join_columns
         float(np.asarray(self.embeddings).sum())
         float(np.asarray(self.bm25_data).sum())

@@ -56,6 +56,16 @@ def _data_type(col: Column, dialect: str):
         return exp.DataType.build(col.type or "TEXT", udt=True)
 
 
+def _restates(description: str, name: str) -> bool:
+    """A description that only repeats the column name ("School Type" for ``School Type``) says
+    nothing the DDL does not; leaving it out saves tokens in every prompt."""
+
+    def norm(x: str) -> str:
+        return "".join(ch for ch in x.lower() if ch.isalnum())
+
+    return not description.strip() or norm(description) == norm(name)
+
+
 def _one_line(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= DESCRIPTION_CHARS else flat[: DESCRIPTION_CHARS - 3] + "..."
@@ -109,7 +119,7 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
             this=_ident(col.name, dialect), kind=_data_type(col, dialect), constraints=constraints
         )
         col_sql.append(node.sql(dialect=dialect))
-        comments.append(_one_line(col.description))
+        comments.append("" if _restates(col.description, col.name) else _one_line(col.description))
     pk = table.primary_key
     pk_sql = exp.PrimaryKey(expressions=[_ident(c, dialect) for c in pk]).sql(dialect=dialect) if pk else ""
     fks = []
@@ -149,9 +159,11 @@ def assemble(
     columns: Iterable[str] | None = None,
     with_comments: bool = True,
     described: Iterable[str] | None = None,
+    fk_columns: set[str] | None = None,
 ) -> str:
-    """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns), and
-    ``described`` (when given) limits the description comments to those columns."""
+    """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns),
+    ``described`` (when given) limits the description comments to those columns, and
+    ``fk_columns`` (lower-case, when given) the FOREIGN KEY lines to those columns."""
     keep: set[str] | None = None
     if columns is not None:
         keep = {c.lower() for c in columns} | {c.lower() for c in ddl.key_columns}
@@ -164,7 +176,8 @@ def assemble(
     if ddl.pk_sql:
         items.append((ddl.pk_sql, ""))
     for col, fk in ddl.fk_sql:
-        if keep is None or col.lower() in keep:
+        shown_col = keep is None or col.lower() in keep
+        if shown_col and (fk_columns is None or col.lower() in fk_columns):
             items.append((fk, ""))
     lines = []
     for i, (sql, comment) in enumerate(items):
@@ -181,6 +194,7 @@ def format_tables(
     described: dict[str, list[str]] | None = None,
 ) -> str:
     """CREATE TABLE statements for ``tables`` in the given order (unknown names are skipped)."""
+    shown = {name.lower() for name in tables}
     out = []
     for name in tables:
         t = db.table(name)
@@ -191,7 +205,12 @@ def format_tables(
             piece = render_table(t, db.dialect, _referenced(db, t.name))
         cols = columns.get(t.name) if columns else None
         say = described.get(t.name) if described is not None else None
-        out.append(assemble(piece, cols, described=say))
+        fks = None
+        if columns is not None:  # focused: a FOREIGN KEY line to a table not shown is dead weight
+            fks = {
+                c.name.lower() for c in t.columns if c.foreign_key and c.foreign_key.table.lower() in shown
+            }
+        out.append(assemble(piece, cols, described=say, fk_columns=fks))
     return "\n\n".join(out)
 
 
@@ -200,15 +219,8 @@ def format_full_schema(db: Database, ddl: dict[str, TableDDL] | None = None) -> 
     return format_tables(db, [t.name for t in db.tables], ddl=ddl)
 
 
-def format_focused_schema_tables(
-    db: Database,
-    tables: Sequence[str],
-    columns: dict[str, list[str]] | None = None,
-    ddl: dict[str, TableDDL] | None = None,
-    described: dict[str, list[str]] | None = None,
-) -> str:
-    """Focused schema from an explicit selection (e.g. a :class:`~runtime.results.TableRanking`)."""
-    return format_tables(db, tables, columns, ddl, described)
+# The focused schema of an explicit selection (e.g. a TableRanking's tables, columns, described).
+format_focused_schema_tables = format_tables
 
 
 def format_focused_schema(

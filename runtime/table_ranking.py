@@ -9,9 +9,10 @@
 * **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
   keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
   scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
-  tables keep only join and label columns. Join columns (PK, FKs, FK targets, ``*_id``/``*Id``/
-  ``*_code`` names, joined on even where no FK is declared) and label columns (``*name``,
-  ``title``) are always kept, without their description; only focused columns carry one. A
+  tables keep only join and label columns. Join columns (PK, FKs, FK targets, and ``*_id``/
+  ``*Id``/``*_code`` names shared with another table: joined on even where no FK is declared)
+  and label columns (``*name``, ``title``) are always kept, without their
+  description; only focused columns carry one. A
   column counts as named when the question contains its name, or every word of it (stemmed).
 * **FK expansion** under the budget: after each table, its FK neighbours with comparable
   evidence are pulled forward, so join partners arrive with the table that needs them.
@@ -121,9 +122,9 @@ def rank_tables_from_scores(
 class ColumnPolicy:
     """How much of each kept table the focused schema shows (see the module docstring)."""
 
-    table_ratio: float = 0.3
-    columns_by_rank: tuple[int, ...] = (6, 4, 2, 1)
-    column_ratio: float = 0.5
+    table_ratio: float = 0.4
+    columns_by_rank: tuple[int, ...] = (6, 3, 1)
+    column_ratio: float = 0.55
 
 
 DEFAULT_COLUMN_POLICY = ColumnPolicy()
@@ -187,7 +188,8 @@ def select_columns(
         else:
             rich = named
         ddl = art.ddl[t]
-        keys = set(ddl.key_columns) | {c for c in ddl.columns if join_like(c) or label_like(c)}
+        labels = {c for c in ddl.columns if label_like(c)}
+        keys = set(ddl.key_columns) | art.implicit_join_columns.get(t, set()) | labels
         columns[t] = [c for c in ddl.columns if c in rich or c in keys]
         described[t] = [c for c in ddl.columns if c in rich]
     return columns, described

@@ -205,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
     }
     print(_table(res))
     if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(res, indent=2), encoding="utf-8")
         _log(f"wrote {args.json_out}")
     return 0 if res["noop_ok"] else 1

@@ -91,5 +91,6 @@ def run(args: argparse.Namespace) -> int:
             f"{r['focused_prompt_tokens']:>12.0f}{r['ratio']:>8.2f}{r['max_ratio']:>7.2f}{r['rag_fallbacks']:>10}"
         )
     if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(rows, indent=2))
     return 0

@@ -144,8 +144,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"peak RSS: {rss_mb:.0f} MB")
     out = {"results": results, "peak_rss_mb": round(rss_mb, 1)}
     if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(out, indent=2))
     if args.chart:
+        Path(args.chart).parent.mkdir(parents=True, exist_ok=True)
         _chart(results, Path(args.chart))
         print(f"chart: {args.chart}")
     return 0

@@ -1,4 +1,4 @@
-"""``schemarag bench <build|retrieve|prompt>``: benchmarks that print numbers (and write JSON).
+"""``schemarag bench <build|retrieve|prompt|calibration>``: benchmarks that print numbers (and write JSON).
 
 Each benchmark is a module ``runtime/benchmarks/<name>_bench.py`` with ``add_arguments(parser)``
 and ``run(args) -> int``, like the top-level commands. A benchmark module that is missing or
@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "build": "build throughput (cold and warm embedding cache) and no-op rebuild time",
     "retrieve": "warm retrieval latency (p50/p95) against LanceDB hybrid search",
     "prompt": "prompt tokens: full schema vs focused schema",
+    "calibration": "top-1 relevance of on-topic vs off-topic questions (is 0.3 a good threshold?)",
 }
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,39 +10,6 @@ from runtime.datasources.adapters.postgres import redact_dsn
 from runtime.datasources.docs_init import docs_init
 from runtime.datasources.snapshot import take_snapshot
 from runtime.errors import ConfigError, DatasourceError
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def dropping_server() -> Iterator[int]:
-    """A real TCP server that accepts, reads the startup packet, and hangs up."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen()
-    stop = threading.Event()
-
-    def serve() -> None:
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.recv(1024)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield srv.getsockname()[1]
-    stop.set()
-    thread.join()
-    srv.close()
 
 
 def test_redact_dsn_hides_passwords():
@@ -62,8 +26,8 @@ def test_malformed_dsn_names_datasource(make_entry):
     assert "hunter2" not in msg
 
 
-def test_refused_connection_names_datasource_and_hides_password(make_entry):
-    dsn = f"postgresql://app:hunter2@127.0.0.1:{free_port()}/test"
+def test_refused_connection_names_datasource_and_hides_password(make_entry, closed_port):
+    dsn = f"postgresql://app:hunter2@127.0.0.1:{closed_port}/test"
     with pytest.raises(DatasourceError) as info:
         take_snapshot(make_entry(name="warehouse", kind="postgres", connection=dsn))
     msg = str(info.value)
@@ -105,7 +69,7 @@ def _tree(folder: Path) -> dict[str, tuple[bytes, int]]:
     }
 
 
-def test_failed_snapshot_leaves_existing_files_untouched(make_entry, tmp_path):
+def test_failed_snapshot_leaves_existing_files_untouched(make_entry, tmp_path, closed_port):
     import sqlite3
 
     db_file = tmp_path / "shop.db"
@@ -116,7 +80,7 @@ def test_failed_snapshot_leaves_existing_files_untouched(make_entry, tmp_path):
     docs_init(make_entry(name="shop", kind="sqlite", connection="shop.db"), data)
     before = _tree(data)
     assert "shop.json" in before and "shop/docs/t.md" in before
-    bad = make_entry(name="shop", kind="postgres", connection=f"postgresql://127.0.0.1:{free_port()}/x")
+    bad = make_entry(name="shop", kind="postgres", connection=f"postgresql://127.0.0.1:{closed_port}/x")
     with pytest.raises(DatasourceError, match="datasource 'shop'"):
         docs_init(bad, data)
     assert _tree(data) == before

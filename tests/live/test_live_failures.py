@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,38 +16,6 @@ from runtime.cli import main as cli_main
 from runtime.datasources import docs_init, get_datasource
 from runtime.paths import database_artifacts
 from runtime.retriever import Retriever
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def dropping_server() -> Iterator[int]:
-    """A real TCP server that accepts, reads the startup packet, and hangs up."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen()
-    stop = threading.Event()
-
-    def serve() -> None:
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.recv(1024)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield srv.getsockname()[1]
-    stop.set()
-    thread.join()
-    srv.close()
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -98,8 +63,8 @@ def test_bad_connection_string(published: Published):
     assert "datasource 'shop'" in err and "invalid connection string" in err and "hunter2" not in err
 
 
-def test_refused_connection(published: Published):
-    err = published.fail_with(kind="postgres", connection=f"postgresql://app:pw@127.0.0.1:{free_port()}/x")
+def test_refused_connection(published: Published, closed_port: int):
+    err = published.fail_with(kind="postgres", connection=f"postgresql://app:pw@127.0.0.1:{closed_port}/x")
     assert "datasource 'shop'" in err and "refused" in err.lower() and ":pw@" not in err
 
 
