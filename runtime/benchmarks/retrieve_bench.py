@@ -36,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chart", default=None, help="write a PNG latency chart")
 
 
+LANCE_COLUMNS = ["chunk_id", "table", "chunk_type", "column", "text"]  # what our results carry too
+
+
 def _pct(values: list[float]) -> dict[str, float]:
     return {
         "p50": round(float(np.percentile(values, 50)), 3),
@@ -54,7 +57,9 @@ def measure(retriever: Retriever, questions: list[str], repeats: int, top_k: int
     embedder = retriever.embedder
     for q in questions[:5]:  # warm both paths (pages mapped, ONNX session, Lance caches)
         retriever.search(q, top_k=top_k, relevance_threshold=0.0)
-        table.search(query_type="hybrid").vector(embedder.query_embed([q])[0]).text(q).limit(top_k).to_list()
+        table.search(query_type="hybrid").vector(embedder.query_embed([q])[0]).text(q).select(
+            LANCE_COLUMNS
+        ).limit(top_k).to_list()
     ours, lance, embed_only, overlap = [], [], [], []
     for i in range(repeats):
         q = questions[i % len(questions)]
@@ -63,7 +68,9 @@ def measure(retriever: Retriever, questions: list[str], repeats: int, top_k: int
         t1 = time.perf_counter()
         vec = embedder.query_embed([q])[0]
         t2 = time.perf_counter()
-        rows = table.search(query_type="hybrid").vector(vec).text(q).limit(top_k).to_list()
+        rows = (
+            table.search(query_type="hybrid").vector(vec).text(q).select(LANCE_COLUMNS).limit(top_k).to_list()
+        )
         t3 = time.perf_counter()
         ours.append((t1 - t0) * 1000)
         embed_only.append((t2 - t1) * 1000)
