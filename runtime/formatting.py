@@ -223,6 +223,11 @@ def format_full_schema(db: Database, ddl: dict[str, TableDDL] | None = None) -> 
 format_focused_schema_tables = format_tables
 
 
+def _joins_or_labels(col: Column) -> bool:
+    low = col.name.lower()
+    return col.primary_key or col.foreign_key is not None or low.endswith("name") or low == "title"
+
+
 def format_focused_schema(
     db: Database,
     result: RetrievalResult,
@@ -231,15 +236,25 @@ def format_focused_schema(
 ) -> str:
     """Retrieved tables + FK neighbours as CREATE TABLE, then the retrieved docs by table.
 
+    Retrieved tables show every column; a neighbour is there to be joined through, so it shows
+    its key and label columns (PK, FKs, FK targets, ``*name``/``title``) without descriptions.
     With ``token_budget``, material is dropped lowest-score first: doc chunks from the
     lowest-scoring up, then expanded (neighbour) tables from the last, never a retrieved table.
     """
     ddl = ddl or result.ddl
     tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
     chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
+    retrieved_set = {t.lower() for t in result.tables}
+    neighbour_columns: dict[str, list[str]] = {}
+    for name in tables:
+        t = db.table(name)
+        if t is not None and name.lower() not in retrieved_set:
+            neighbour_columns[t.name] = [c.name for c in t.columns if _joins_or_labels(c)]
+    described = {name: [] for name in neighbour_columns} if neighbour_columns else None
 
     def render(tbls: list[str], chs: list) -> str:
-        text = format_tables(db, tbls, ddl=ddl)
+        cols = neighbour_columns or None
+        text = format_tables(db, tbls, cols, ddl=ddl, described=described)
         if chs:
             by_table: dict[str, list] = {}
             for sc in chs:

@@ -50,6 +50,8 @@ _WORKERS = min(4, os.cpu_count() or 1)
 @functools.cache
 def _dot_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="schemarag-dot")
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
 

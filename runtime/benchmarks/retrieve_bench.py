@@ -114,8 +114,8 @@ def _chart(results: list[dict[str, Any]], path: Path) -> None:
             capsize=4,
         )
     ax.set_xticks(x, labels)
-    ax.set_ylabel("ms per retrieval (incl. query embedding); whisker = p95")
-    ax.set_title("Warm retrieval latency")
+    ax.set_ylabel("ms per retrieval, p50 (whisker: p95)")
+    ax.set_title("Warm retrieval latency, query embedding included")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.chunk_model import estimate_tokens
 from runtime.querygen.strategy import StrategyConfig, StrategyDecision, choose_strategy
 from runtime.schema import Database
 
@@ -87,6 +88,12 @@ def build_context(
     except Exception as exc:
         log.debug("retrieval failure details", exc_info=True)
         return _fallback(db, decision, f"Retrieval failed: {type(exc).__name__}: {exc}", format_full)
+    if use_retrieval is None:
+        # RAG exists to shrink the context; when the focused schema (tables + neighbours + docs)
+        # is not smaller than the whole schema, the complete schema is the better prompt.
+        full_text = format_full(db)
+        if estimate_tokens(text) >= estimate_tokens(full_text):
+            return _fallback(db, decision, "Focused schema was not smaller than the full schema", format_full)
     meta = _rag_metadata(result, decision)
     log.info(
         "query generator: RAG for %s (%s): %d chunks, tables %s, avg relevance %.3f",

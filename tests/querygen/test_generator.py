@@ -335,3 +335,21 @@ def test_real_rag_focused_schema_is_retrieved_tables_plus_fk_neighbours(real_art
     assert p.metadata["tablesIncluded"] == included
     assert p.metadata["chunksRetrieved"] == len(result.chunks)
     assert 0.0 <= p.metadata["avgRelevanceScore"] <= 1.0
+
+
+def test_auto_rag_falls_back_when_the_focused_schema_is_not_smaller(make_db) -> None:
+    """RAG exists to shrink the prompt: on 12 tables where the retrieved docs outweigh the
+    tables left out, the automatic strategy uses the full schema and says why; an explicit
+    --use-retrieval still gets the focused schema."""
+    db = make_db(12)
+    bulky = result_for(db, {"t5": 0.9})
+    long_text = "t5 documentation. " + "Detailed explanation of every code value. " * 400
+    chunk = bulky.chunks[0].chunk
+    bulky.chunks[0] = ScoredChunk(Chunk(chunk.chunk_id, db.name, "t5", "overview", None, long_text), 0.9)
+    retrieve = Recorder(bulky)
+    cfg = StrategyConfig.from_env({"ENABLE_DOC_RETRIEVAL": "true"})
+    auto = prepare_prompt(QUESTION, db, retrieve=retrieve, config=cfg)
+    assert auto.metadata["strategy"] == "full"
+    assert auto.metadata["fallbackReason"] == "Focused schema was not smaller than the full schema"
+    forced = prepare_prompt(QUESTION, db, retrieve=retrieve, config=cfg, use_retrieval=True)
+    assert forced.metadata["strategy"] == "rag"
