@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from runtime.errors import SchemaFileError
+from runtime.json_paths import json_path
 
 SUPPORTED_DIALECTS = ("postgres", "sqlite", "duckdb", "mysql", "bigquery", "snowflake", "tsql")
 
@@ -172,18 +173,7 @@ def _format_validation_error(path: Path, exc: ValidationError, data: Any) -> str
 
 def _json_path(loc: tuple[Any, ...], data: Any) -> str:
     """``('tables', 3, 'columns', 0, 'name')`` -> ``$.tables[3](orders).columns[0].name``."""
-    out = "$"
-    node = data
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-            node = node[part] if isinstance(node, list) and part < len(node) else None
-            if isinstance(node, dict) and isinstance(node.get("name"), str):
-                out += f"({node['name']})"
-        else:
-            out += f".{part}"
-            node = node.get(part) if isinstance(node, dict) else None
-    return out
+    return json_path(loc, data)
 
 
 def parse_schema(data: Any, source: str | Path = "<schema>") -> Database:

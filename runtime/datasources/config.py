@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from runtime.errors import ConfigError
+from runtime.json_paths import json_path
 from runtime.names import check_name
 
 DEFAULT_DATASOURCES = "data/datasources.yaml"
@@ -134,17 +135,7 @@ def datasources_path(value: str | Path | None = None) -> Path:
 
 def _describe(loc: tuple[Any, ...], data: Any) -> str:
     """``('datasources', 1, 'kind')`` -> ``datasources[1] (name 'pg').kind``."""
-    out, node = "", data
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-            node = node[part] if isinstance(node, list) and part < len(node) else None
-            if isinstance(node, dict) and isinstance(node.get("name"), str):
-                out += f" (name {node['name']!r})"
-        else:
-            out += f".{part}" if out else str(part)
-            node = node.get(part) if isinstance(node, dict) else None
-    return out or "top level"
+    return json_path(loc, data, root="", label=" (name {!r})")
 
 
 def parse_datasources(data: Any, source: str | Path) -> list[DatasourceEntry]:
