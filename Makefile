@@ -41,9 +41,9 @@ eval-bird: install
 	  --json reports/bird/union_question.json --predictions reports/bird/union_question.jsonl --report reports/bird/union_question
 	$(EVAL) --data build/bird/dev --artifacts build/bird/artifacts --per-db --with-evidence \
 	  --json reports/bird/perdb_evidence.json --predictions reports/bird/perdb_evidence.jsonl --report reports/bird/perdb_evidence
-	$(EVAL) --data build/bird/union --artifacts build/bird/artifacts --union bird_union --with-evidence --no-baselines \
+	$(EVAL) --data build/bird/union --artifacts build/bird/artifacts --union bird_union --with-evidence \
 	  --json reports/bird/union_evidence.json
-	$(EVAL) --data build/bird/dev --artifacts build/bird/artifacts --per-db --no-baselines --json reports/bird/perdb_question.json
+	$(EVAL) --data build/bird/dev --artifacts build/bird/artifacts --per-db --json reports/bird/perdb_question.json
 
 bench: install
 	$(BIN)/schemarag bench build --json reports/bench_build.json
