@@ -242,19 +242,26 @@ def format_focused_schema(
     lowest-scoring up, then expanded (neighbour) tables from the last, never a retrieved table.
     """
     ddl = ddl or result.ddl
-    tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
     chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
-    retrieved_set = {t.lower() for t in result.tables}
-    neighbour_columns: dict[str, list[str]] = {}
-    for name in tables:
-        t = db.table(name)
-        if t is not None and name.lower() not in retrieved_set:
-            neighbour_columns[t.name] = [c.name for c in t.columns if _joins_or_labels(c)]
-    described = {name: [] for name in neighbour_columns} if neighbour_columns else None
+    ranking = result.ranking
+    if ranking is not None:  # a budgeted table focus: its tables, columns and descriptions
+        tables = list(ranking.tables)
+        retrieved_set = {t.lower() for t in tables[:1]}
+        shown_columns: dict[str, list[str]] | None = dict(ranking.columns) or None
+        described: dict[str, list[str]] | None = dict(ranking.described) or None
+    else:
+        tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
+        retrieved_set = {t.lower() for t in result.tables}
+        shown_columns = {}
+        for name in tables:
+            t = db.table(name)
+            if t is not None and name.lower() not in retrieved_set:
+                shown_columns[t.name] = [c.name for c in t.columns if _joins_or_labels(c)]
+        described = {name: [] for name in shown_columns} if shown_columns else None
+        shown_columns = shown_columns or None
 
     def render(tbls: list[str], chs: list) -> str:
-        cols = neighbour_columns or None
-        text = format_tables(db, tbls, cols, ddl=ddl, described=described)
+        text = format_tables(db, tbls, shown_columns, ddl=ddl, described=described)
         if chs:
             by_table: dict[str, list] = {}
             for sc in chs:
@@ -272,7 +279,7 @@ def format_focused_schema(
     while estimate_tokens(out) > token_budget and chunks:
         chunks = chunks[:-1]
         out = render(tables, chunks)
-    retrieved = set(result.tables)
+    retrieved = {t for t in tables if t.lower() in retrieved_set}
     while estimate_tokens(out) > token_budget and len(tables) > len(retrieved):
         drop = next(t for t in reversed(tables) if t not in retrieved)
         tables.remove(drop)

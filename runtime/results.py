@@ -73,6 +73,7 @@ class RetrievalResult:
     expanded_tables: list[str]
     metadata: RetrievalMetadata
     ddl: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # pre-rendered DDL pieces
+    ranking: TableRanking | None = None  # budgeted table focus, when search() was given a table budget
 
     def to_dict(self) -> dict[str, Any]:
         return {"chunks": [c.to_dict() for c in self.chunks], "metadata": self.metadata.to_dict()}

@@ -300,8 +300,13 @@ class Retriever:
         top_k: int | None = None,
         relevance_threshold: float | None = None,
         debug: bool = False,
+        table_budget: int | None = None,
     ) -> RetrievalResult:
-        """Top-k chunks at or above the threshold, descending score, plus FK expansion."""
+        """Top-k chunks at or above the threshold, descending score, plus FK expansion.
+
+        With ``table_budget``, the result also carries the budgeted table ranking (the
+        selection ``schemarag eval`` measures), which the focused-schema formatter then uses.
+        """
         settings = RetrievalSettings.resolve(top_k, relevance_threshold)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -345,6 +350,8 @@ class Retriever:
             metadata=meta,
             ddl=art.ddl,
         )
+        if table_budget is not None and chunks:
+            result.ranking = rank_tables_from_scores(art, rel, table_budget, question=question)
         timings["format"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         if debug:

@@ -38,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--top-k", type=int, default=None, help="chunks to retrieve (default: retriever's)")
     parser.add_argument(
+        "--table-budget",
+        type=int,
+        default=None,
+        help="focus on at most N tables ranked from all evidence, with focused columns (the selection "
+        "`schemarag eval` measures; default: retrieved tables + FK neighbours)",
+    )
+    parser.add_argument(
         "--threshold",
         type=float,
         default=None,
@@ -75,7 +82,9 @@ def _open(args: argparse.Namespace) -> tuple[Database, Any]:
         return db, unavailable
 
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
-        return retriever.search(question, top_k=top_k, relevance_threshold=threshold)
+        return retriever.search(
+            question, top_k=top_k, relevance_threshold=threshold, table_budget=args.table_budget
+        )
 
     # A live datasource may have been re-snapshotted since its index was built: validate (and
     # render the schema) against the latest snapshot, not the possibly older indexed schema.

@@ -40,14 +40,22 @@ class SchemaContext:
         return self.metadata["strategy"]
 
 
-def default_retrieve(db: Database, artifacts: Any = None, tenant: str | None = None) -> RetrieveFn:
-    """A retrieve callable backed by the published artifact of ``db`` (opened on first use)."""
+def default_retrieve(
+    db: Database, artifacts: Any = None, tenant: str | None = None, table_budget: int | None = None
+) -> RetrieveFn:
+    """A retrieve callable backed by the published artifact of ``db`` (opened on first use).
+
+    ``table_budget`` switches the focused schema to the budgeted table ranking (the selection
+    ``schemarag eval`` measures) instead of retrieved tables plus all FK neighbours.
+    """
 
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
         from runtime.retriever import Retriever
 
         retriever = Retriever.open(db.name, artifacts, tenant if tenant is not None else db.tenant)
-        return retriever.search(question, top_k=top_k, relevance_threshold=threshold)
+        return retriever.search(
+            question, top_k=top_k, relevance_threshold=threshold, table_budget=table_budget
+        )
 
     return retrieve
 
@@ -121,8 +129,14 @@ def _full_metadata(db: Database, decision: StrategyDecision) -> dict[str, Any]:
 
 def _rag_metadata(result: Any, decision: StrategyDecision) -> dict[str, Any]:
     md = getattr(result, "metadata", None)
-    # The tables actually rendered into the focused schema: retrieved ones, then FK neighbours.
-    tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
+    # The tables actually rendered into the focused schema: the budgeted ranking when there is
+    # one, else retrieved tables then FK neighbours.
+    ranking = getattr(result, "ranking", None)
+    tables = (
+        list(ranking.tables)
+        if ranking is not None
+        else list(dict.fromkeys([*result.tables, *result.expanded_tables]))
+    )
     scores = [float(sc.score) for sc in result.chunks]
     avg = getattr(md, "avg_relevance_score", None)
     avg = float(avg) if avg is not None else (sum(scores) / len(scores) if scores else 0.0)
