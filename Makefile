@@ -46,6 +46,7 @@ eval-bird: install
 	$(EVAL) --data build/bird/dev --artifacts build/bird/artifacts --per-db --json reports/bird/perdb_question.json
 
 bench: install
+	$(BIN)/schemarag build
 	$(BIN)/schemarag bench build --json reports/bench_build.json
 	$(BIN)/schemarag bench retrieve --json reports/bench_retrieve.json --chart reports/bench_retrieve.png
 	$(BIN)/schemarag bench prompt --json reports/bench_prompt.json
