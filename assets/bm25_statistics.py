@@ -6,13 +6,14 @@ import dagster as dg
 import numpy as np
 from dagster import AssetExecutionContext
 
-from assets.partitions import databases_partitions
-from assets.source_snapshot import SourceSnapshot
-from runtime.bm25_index import BM25Arrays, build_bm25
-from runtime.chunk_model import Chunk
-from runtime.chunking import ChunkSet
-from runtime.text_tokens import tokenize
-from runtime.typo_index import build_typo_index
+from schemarag.assets.lib.bm25 import build_bm25
+from schemarag.assets.lib.chunking import ChunkSet
+from schemarag.assets.lib.typo import build_typo_index
+from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.source_snapshot import SourceSnapshot
+from schemarag.runtime.artifact.chunk_model import Chunk
+from schemarag.runtime.search.bm25 import BM25Arrays
+from schemarag.runtime.search.text_tokens import tokenize
 
 
 @dataclass

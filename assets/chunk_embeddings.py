@@ -6,14 +6,14 @@ import dagster as dg
 import numpy as np
 from dagster import AssetExecutionContext
 
-from assets.partitions import databases_partitions
-from assets.resources import EmbeddingModel, IndexPaths
-from assets.source_snapshot import SourceSnapshot
-from runtime.chunk_model import Chunk
-from runtime.chunking import ChunkSet
-from runtime.embedding import Embedder
-from runtime.embedding_cache import EmbeddingCache, text_key
-from runtime.paths import embedding_cache_dir
+from schemarag.assets.lib.chunking import ChunkSet
+from schemarag.assets.lib.embedding_cache import EmbeddingCache, text_key
+from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.resources import EmbeddingModel, IndexPaths
+from schemarag.assets.source_snapshot import SourceSnapshot
+from schemarag.runtime.artifact.chunk_model import Chunk
+from schemarag.runtime.paths import embedding_cache_dir
+from schemarag.runtime.search.embedding import Embedder
 
 
 @dataclass

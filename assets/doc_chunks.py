@@ -3,9 +3,9 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from assets.partitions import databases_partitions
-from assets.source_snapshot import SourceSnapshot
-from runtime.chunking import ChunkingConfig, ChunkSet, chunk_database, decode_docs
+from schemarag.assets.lib.chunking import ChunkingConfig, ChunkSet, chunk_database, decode_docs
+from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.source_snapshot import SourceSnapshot
 
 
 def make_chunks(snap: SourceSnapshot) -> ChunkSet:

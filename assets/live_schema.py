@@ -13,10 +13,10 @@ step before anything is written, so the run stops and the published artifact is 
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from assets.partitions import databases_partitions
-from assets.resources import IndexPaths
-from runtime.datasources.docs_init import docs_init
-from runtime.datasources.tenancy import find_datasource
+from schemarag.assets.lib.datasources.docs_init import docs_init
+from schemarag.assets.lib.datasources.tenancy import find_datasource
+from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.resources import IndexPaths
 
 
 @dg.asset(partitions_def=databases_partitions, group_name="index", compute_kind="sql")

@@ -7,14 +7,14 @@ from pathlib import Path
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from assets.bm25_statistics import BM25Statistics
-from assets.chunk_embeddings import ChunkEmbeddings
-from assets.partitions import databases_partitions
-from assets.resources import IndexPaths
-from assets.source_snapshot import SourceSnapshot
-from runtime.artifact_reader import IndexArtifact
-from runtime.artifact_store import ArtifactPayload, prune, publish, read_current, write_artifact
-from runtime.chunking import ChunkSet
+from schemarag.assets.bm25_statistics import BM25Statistics
+from schemarag.assets.chunk_embeddings import ChunkEmbeddings
+from schemarag.assets.lib.artifact_store import ArtifactPayload, prune, publish, read_current, write_artifact
+from schemarag.assets.lib.chunking import ChunkSet
+from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.resources import IndexPaths
+from schemarag.assets.source_snapshot import SourceSnapshot
+from schemarag.runtime.artifact.reader import IndexArtifact
 
 CHECKS = (
     ("chunks_not_empty", "the chunk set is not empty"),

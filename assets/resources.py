@@ -9,9 +9,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from runtime.datasources.config import datasources_path
-from runtime.embedding import DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, Embedder, ModelSpec
-from runtime.paths import artifacts_dir, data_dir, database_artifacts
+from schemarag.assets.lib.datasources.config import datasources_path
+from schemarag.runtime.paths import artifacts_dir, data_dir, database_artifacts
+from schemarag.runtime.search.embedding import DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, Embedder, ModelSpec
 
 
 class IndexPaths(dg.ConfigurableResource):

@@ -3,11 +3,11 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from assets.live_schema import live_schema_snapshot
-from assets.partitions import databases_partitions
-from assets.resources import EmbeddingModel, IndexPaths
-from runtime.build_inputs import SourceSnapshot, read_sources
-from runtime.datasources.tenancy import check_build_tenant
+from schemarag.assets.lib.datasources.tenancy import check_build_tenant
+from schemarag.assets.lib.inputs import SourceSnapshot, read_sources
+from schemarag.assets.live_schema import live_schema_snapshot
+from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.resources import EmbeddingModel, IndexPaths
 
 
 @dg.asset(

@@ -14,14 +14,14 @@ import json
 
 import dagster as dg
 
-from assets.partitions import databases_partitions
-from assets.resources import EmbeddingModel, IndexPaths
-from assets.source_snapshot import read_sources
-from pipelines.jobs import build_index_job
-from runtime.datasources.config import DatasourceEntry, load_datasources
-from runtime.datasources.docs_init import snapshot_changed
-from runtime.errors import SchemaragError
-from runtime.paths import list_databases
+from schemarag.assets.lib.datasources.config import DatasourceEntry, load_datasources
+from schemarag.assets.lib.datasources.docs_init import snapshot_changed
+from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.resources import EmbeddingModel, IndexPaths
+from schemarag.assets.source_snapshot import read_sources
+from schemarag.pipelines.jobs import build_index_job
+from schemarag.runtime.errors import SchemaragError
+from schemarag.runtime.paths import list_databases
 
 
 @dg.schedule(cron_schedule="0 3 * * *", job=build_index_job, default_status=dg.DefaultScheduleStatus.STOPPED)

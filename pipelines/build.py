@@ -12,9 +12,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets.partitions import databases_partitions
-from assets.resources import EmbeddingModel, IndexPaths
-from pipelines.definitions import INDEX_ASSETS
+from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.resources import EmbeddingModel, IndexPaths
+from schemarag.pipelines.definitions import INDEX_ASSETS
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 

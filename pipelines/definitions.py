@@ -2,15 +2,15 @@
 
 import dagster as dg
 
-from assets.bm25_statistics import bm25_statistics
-from assets.chunk_embeddings import chunk_embeddings
-from assets.doc_chunks import doc_chunks
-from assets.live_schema import live_schema_snapshot
-from assets.published_index import published_index
-from assets.resources import EmbeddingModel, IndexPaths
-from assets.source_snapshot import source_snapshot
-from pipelines.automation import daily_index_build, datasource_snapshot_sensor, docs_changed_sensor
-from pipelines.jobs import build_index_job
+from schemarag.assets.bm25_statistics import bm25_statistics
+from schemarag.assets.chunk_embeddings import chunk_embeddings
+from schemarag.assets.doc_chunks import doc_chunks
+from schemarag.assets.live_schema import live_schema_snapshot
+from schemarag.assets.published_index import published_index
+from schemarag.assets.resources import EmbeddingModel, IndexPaths
+from schemarag.assets.source_snapshot import source_snapshot
+from schemarag.pipelines.automation import daily_index_build, datasource_snapshot_sensor, docs_changed_sensor
+from schemarag.pipelines.jobs import build_index_job
 
 INDEX_ASSETS = [
     live_schema_snapshot,

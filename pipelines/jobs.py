@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets.partitions import databases_partitions
+from schemarag.assets.partitions import databases_partitions
 
 build_index_job = dg.define_asset_job(
     "build_index",

@@ -4,7 +4,7 @@ Query services import only this package; it never imports Dagster. Heavy modules
 first use of the name that needs them.
 
 >>> import runtime
->>> 'Retriever' in runtime.__all__ and 'retrieve' in runtime.__all__
+>>> 'Retriever' in schemarag.runtime.__all__ and 'retrieve' in schemarag.runtime.__all__
 True
 """
 
@@ -14,17 +14,17 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "Retriever": "runtime.retriever",
-    "retrieve": "runtime.api",
-    "RetrievalResult": "runtime.results",
-    "ScoredChunk": "runtime.results",
-    "TableRanking": "runtime.results",
-    "IndexArtifact": "runtime.artifact_reader",
-    "load_schema": "runtime.schema",
-    "Database": "runtime.schema",
-    "format_full_schema": "runtime.formatting",
-    "format_focused_schema": "runtime.formatting",
-    "SchemaragError": "runtime.errors",
+    "Retriever": "schemarag.runtime.search.retriever",
+    "retrieve": "schemarag.runtime.api",
+    "RetrievalResult": "schemarag.runtime.search.results",
+    "ScoredChunk": "schemarag.runtime.search.results",
+    "TableRanking": "schemarag.runtime.search.results",
+    "IndexArtifact": "schemarag.runtime.artifact.reader",
+    "load_schema": "schemarag.runtime.schema",
+    "Database": "schemarag.runtime.schema",
+    "format_full_schema": "schemarag.runtime.formatting",
+    "format_focused_schema": "schemarag.runtime.formatting",
+    "SchemaragError": "schemarag.runtime.errors",
 }
 __all__ = sorted(_EXPORTS)
 

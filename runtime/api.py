@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from runtime.errors import ConfigError
-from runtime.retriever import Retriever
+from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.search.retriever import Retriever
 
 
 def retrieve(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from runtime.errors import ConfigError
+from schemarag.runtime.errors import ConfigError
 
 DEFAULT_TOP_K = 5
 DEFAULT_THRESHOLD = 0.3

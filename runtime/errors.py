@@ -65,3 +65,7 @@ class DatasourceError(SchemaragError):
 
 class ImportFormatError(SchemaragError):
     """A benchmark catalog (Spider/BIRD format) that cannot be imported."""
+
+
+class MissingExtraError(SchemaragError, ImportError):
+    """An optional dependency (an extra such as ``schemarag[build]``) is not installed."""

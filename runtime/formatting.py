@@ -5,7 +5,7 @@ sqlglot in the database's dialect once, at build time, and stored in the artifac
 only joins strings. Key columns (PK, FK) are always kept when columns are pruned, and output
 order is deterministic: tables in the order given, columns in schema order.
 
->>> from runtime.schema import Database
+>>> from schemarag.runtime.schema import Database
 >>> db = Database.model_validate({"name": "s", "tables": [{"name": "users", "columns": [
 ...     {"name": "id", "type": "INTEGER", "primary_key": True, "nullable": False},
 ...     {"name": "email", "type": "TEXT", "description": "login e-mail"}]}]})
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from runtime.chunk_model import estimate_tokens
-from runtime.schema import Column, Database, Table
+from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.schema import Column, Database, Table
 
 if TYPE_CHECKING:
-    from runtime.results import RetrievalResult
+    from schemarag.runtime.search.results import RetrievalResult
 
 DESCRIPTION_CHARS = 120
 

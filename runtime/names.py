@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from runtime.errors import InvalidNameError
+from schemarag.runtime.errors import InvalidNameError
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -21,7 +21,7 @@ def check_name(value: str, what: str = "name") -> str:
     >>> check_name("../etc", "database")
     Traceback (most recent call last):
     ...
-    runtime.errors.InvalidNameError: invalid database '../etc': ...
+    schemarag.runtime.errors.InvalidNameError: invalid database '../etc': ...
     """
     if not isinstance(value, str) or not value:
         raise InvalidNameError(f"invalid {what} {value!r}: it must be a non-empty string")

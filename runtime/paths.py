@@ -5,7 +5,7 @@ Layout (see README "Artifacts"):
 - inputs: ``<data>/<db>.json`` and ``<data>/<db>/docs/*.md``
 - artifacts: ``<artifacts>/<db>/<key>/`` and ``<artifacts>/<db>/CURRENT``; a tenant's live
   datasources under ``<artifacts>/_tenants/<tenant>/<db>/``. Names must pass
-  :func:`runtime.names.check_name`, and no valid name starts with ``_``, so the reserved
+  :func:`schemarag.runtime.names.check_name`, and no valid name starts with ``_``, so the reserved
   ``_tenants`` and ``_cache`` folders never collide with a database.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from runtime.names import check_name
+from schemarag.runtime.names import check_name
 
 DEFAULT_DATA = "data/schemas"
 DEFAULT_ARTIFACTS = "artifacts"

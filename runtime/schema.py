@@ -2,7 +2,7 @@
 
 ``data/schemas/<db>.json`` is the source of truth for tables and columns; docs only add
 meaning. The loader validates with pydantic and turns every problem into one
-:class:`~runtime.errors.SchemaFileError` naming the file, the JSON path and the fix.
+:class:`~schemarag.runtime.errors.SchemaFileError` naming the file, the JSON path and the fix.
 
 Example:
     >>> db = Database.model_validate({"name": "shop", "tables": [
@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from runtime.errors import SchemaFileError
-from runtime.json_paths import json_path
+from schemarag.runtime.errors import SchemaFileError
+from schemarag.runtime.json_paths import json_path
 
 SUPPORTED_DIALECTS = ("postgres", "sqlite", "duckdb", "mysql", "bigquery", "snowflake", "tsql")
 

@@ -27,7 +27,7 @@ def sample_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def built_artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Artifacts of ecommerce and b2b_saas, materialized with the real asset graph
     (real fastembed model, real Parquet, real LanceDB). Read-only for tests."""
-    from pipelines.build import build_databases
+    from schemarag.pipelines.build import build_databases
 
     artifacts = tmp_path_factory.mktemp("artifacts")
     reports = build_databases(["ecommerce", "b2b_saas"], SAMPLE_DATA, artifacts)

@@ -1,4 +1,4 @@
-"""Run the docstring examples of every runtime module (they are part of the public docs).
+"""Run the docstring examples of every runtime, build-library and tools module (they are part of the public docs).
 
 Collected explicitly rather than with ``--doctest-modules`` so pytest never imports the
 per-directory ``conftest.py`` files a second time as plain modules.
@@ -12,12 +12,20 @@ import pkgutil
 
 import pytest
 
-import runtime
+import schemarag
+import schemarag.assets.lib
+import schemarag.runtime
+import schemarag.tools
 
+PACKAGES = (schemarag.runtime, schemarag.assets.lib, schemarag.tools)
 MODULES = sorted(
-    m.name
-    for m in pkgutil.walk_packages(runtime.__path__, prefix="runtime.")
-    if not m.name.endswith("__main__")
+    {"schemarag", "schemarag._extras", "schemarag.cli"}
+    | {
+        m.name
+        for package in PACKAGES
+        for m in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}.")
+        if not m.name.endswith("__main__")
+    }
 )
 
 

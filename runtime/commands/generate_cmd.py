@@ -15,9 +15,9 @@ import json
 import logging
 from typing import Any
 
-from runtime.errors import ConfigError, SchemaFileError, SchemaragError
-from runtime.paths import artifacts_dir, data_dir, schema_path
-from runtime.schema import Database, load_schema
+from schemarag.runtime.errors import ConfigError, SchemaFileError, SchemaragError
+from schemarag.runtime.paths import artifacts_dir, data_dir, schema_path
+from schemarag.runtime.schema import Database, load_schema
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _open(args: argparse.Namespace) -> tuple[Database, Any]:
     """The authoritative schema and a retrieve callable (which raises if no artifact exists)."""
-    from runtime.datasources.tenancy import authoritative_schema
-    from runtime.retriever import Retriever
+    from schemarag.runtime.search.retriever import Retriever
 
     try:
         retriever = Retriever.open(args.db, artifacts_dir(args.artifacts), tenant=args.tenant)
@@ -86,15 +85,16 @@ def _open(args: argparse.Namespace) -> tuple[Database, Any]:
             question, top_k=top_k, relevance_threshold=threshold, table_budget=args.table_budget
         )
 
-    # A live datasource may have been re-snapshotted since its index was built: validate (and
-    # render the schema) against the latest snapshot, not the possibly older indexed schema.
-    return authoritative_schema(retriever.schema, data_dir(args.data)), retrieve
+    # Validate (and render) against the schema of the index version being served, so the DDL
+    # the model sees and the schema its SQL is checked against are one snapshot. A newer live
+    # snapshot reaches generation by being built and published (the snapshot sensor does that).
+    return retriever.schema, retrieve
 
 
 def run(args: argparse.Namespace) -> int:
-    from runtime.querygen.generator import generate, prepare_prompt
-    from runtime.querygen.llm_client import ChatClient
-    from runtime.querygen.strategy import StrategyConfig
+    from schemarag.runtime.querygen.generator import generate, prepare_prompt
+    from schemarag.runtime.querygen.llm_client import ChatClient
+    from schemarag.runtime.querygen.strategy import StrategyConfig
 
     if args.top_k is not None and args.top_k < 1:
         raise ConfigError(f"--top-k {args.top_k}: use a whole number >= 1")

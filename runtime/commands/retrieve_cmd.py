@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from runtime.retriever import Retriever
+from schemarag.runtime.search.retriever import Retriever
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,12 +12,12 @@ importing this package is cheap. Public API:
 
 from __future__ import annotations
 
-from runtime.querygen.context import SchemaContext, build_context
-from runtime.querygen.generator import PreparedPrompt, compute_confidence, generate, prepare_prompt
-from runtime.querygen.llm_client import ChatClient, ChatResponse, parse_json_answer
-from runtime.querygen.prompt import build_messages, build_repair_messages, system_prompt
-from runtime.querygen.sql_validation import ValidationReport, validate_sql
-from runtime.querygen.strategy import StrategyConfig, StrategyDecision, choose_strategy
+from schemarag.runtime.querygen.context import SchemaContext, build_context
+from schemarag.runtime.querygen.generator import PreparedPrompt, compute_confidence, generate, prepare_prompt
+from schemarag.runtime.querygen.llm_client import ChatClient, ChatResponse, parse_json_answer
+from schemarag.runtime.querygen.prompt import build_messages, build_repair_messages, system_prompt
+from schemarag.runtime.querygen.sql_validation import ValidationReport, validate_sql
+from schemarag.runtime.querygen.strategy import StrategyConfig, StrategyDecision, choose_strategy
 
 __all__ = [
     "ChatClient", "ChatResponse", "PreparedPrompt", "SchemaContext", "StrategyConfig", "StrategyDecision",

@@ -1,7 +1,7 @@
 """The schema context of a prompt: full schema, or focused schema from retrieval, with metadata.
 
 Retrieval is injected as a plain callable ``(question, top_k, threshold) -> RetrievalResult``
-(by default the real :class:`runtime.retriever.Retriever`), so the generator never cares
+(by default the real :class:`schemarag.runtime.search.retriever.Retriever`), so the generator never cares
 whether chunks come from a local artifact, a tenant's live index or a service. Any failure or
 an empty result falls back to the full schema, is logged, and is recorded as
 ``fallbackReason`` (QG-RAG-01): a generator that answers from the whole schema beats one that
@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.chunk_model import estimate_tokens
-from runtime.querygen.strategy import StrategyConfig, StrategyDecision, choose_strategy
-from runtime.schema import Database
+from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.querygen.strategy import StrategyConfig, StrategyDecision, choose_strategy
+from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def default_retrieve(
     """
 
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
-        from runtime.retriever import Retriever
+        from schemarag.runtime.search.retriever import Retriever
 
         retriever = Retriever.open(db.name, artifacts, tenant if tenant is not None else db.tenant)
         return retriever.search(
@@ -77,7 +77,7 @@ def build_context(
     config = config if config is not None else StrategyConfig.from_env()
     decision = choose_strategy(len(db.tables), config, use_retrieval)
     if format_full is None or format_focused is None:
-        from runtime import formatting
+        from schemarag.runtime import formatting
 
         format_full = format_full or formatting.format_full_schema
         format_focused = format_focused or formatting.format_focused_schema

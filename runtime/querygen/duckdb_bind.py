@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.schema import Database
+from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
 

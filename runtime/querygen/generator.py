@@ -6,12 +6,13 @@ Confidence starts from the model's own estimate and is only ever lowered: to ``l
 SQL is still invalid, to at most ``medium`` after a repair, and one level when the retrieved
 context had an average relevance under 0.4 (QG-RAG-03).
 
-Token counts are estimates (``runtime.chunk_model.estimate_tokens``, ~4 characters per token),
+Token counts are estimates (``schemarag.runtime.artifact.chunk_model.estimate_tokens``,
+~4 characters per token),
 the same estimator the retriever's budget uses, so full and focused prompts compare fairly.
 
 Example (no model needed):
-    >>> from runtime.querygen.strategy import StrategyConfig
-    >>> from runtime.schema import Database
+    >>> from schemarag.runtime.querygen.strategy import StrategyConfig
+    >>> from schemarag.runtime.schema import Database
     >>> db = Database.model_validate({"name": "s", "tables": [
     ...     {"name": "users", "columns": [{"name": "id", "type": "INTEGER"}]}]})
     >>> p = prepare_prompt("How many users?", db, config=StrategyConfig())
@@ -25,13 +26,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.chunk_model import estimate_tokens
-from runtime.errors import LLMError, QuestionError
-from runtime.querygen.context import SchemaContext, build_context
-from runtime.querygen.llm_client import ChatClient
-from runtime.querygen.prompt import build_messages, build_repair_messages
-from runtime.querygen.sql_validation import ValidationReport, validate_sql
-from runtime.schema import Database
+from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.errors import LLMError, QuestionError
+from schemarag.runtime.querygen.context import SchemaContext, build_context
+from schemarag.runtime.querygen.llm_client import ChatClient
+from schemarag.runtime.querygen.prompt import build_messages, build_repair_messages
+from schemarag.runtime.querygen.sql_validation import ValidationReport, validate_sql
+from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
 

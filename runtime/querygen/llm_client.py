@@ -3,7 +3,7 @@
 OpenAI, vLLM, Ollama (``/v1``) and llama.cpp's server all speak the same protocol, so one
 stdlib-only client (``urllib.request``) covers them without an SDK dependency. It retries
 429 and 5xx answers, timeouts and refused connections with capped exponential backoff
-(honouring ``Retry-After``), and turns everything else into one :class:`~runtime.errors.LLMError`.
+(honouring ``Retry-After``), and turns everything else into one :class:`~schemarag.runtime.errors.LLMError`.
 
 The API key is held in a :class:`Secret` whose ``repr``/``str`` are ``***``; every message this
 module logs or raises passes through :meth:`ChatClient._redact`, so the key cannot leak even if a
@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.errors import ConfigError, LLMError
+from schemarag.runtime.errors import ConfigError, LLMError
 
 log = logging.getLogger(__name__)
 

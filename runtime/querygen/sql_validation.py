@@ -1,6 +1,6 @@
 """Check SQL a model wrote against the authoritative schema before anyone runs it.
 
-The docs are never consulted here: only :class:`~runtime.schema.Database`, because a doc can be
+The docs are never consulted here: only :class:`~schemarag.runtime.schema.Database`, because a doc can be
 stale while the schema file (or live snapshot) is what the database really has. Four checks, in
 order, each cheaper than the next and each stopping the pipeline when it fails:
 
@@ -15,7 +15,7 @@ Identifier matching is case-insensitive in every dialect: models vary case freel
 engines fold it, so strict PostgreSQL quoted-case rules are not enforced.
 
 Example:
-    >>> from runtime.schema import Database
+    >>> from schemarag.runtime.schema import Database
     >>> db = Database.model_validate({"name": "shop", "dialect": "sqlite", "tables": [
     ...     {"name": "users", "columns": [{"name": "id", "type": "INTEGER"}]}]})
     >>> validate_sql("SELECT id FROM users", db).valid
@@ -31,7 +31,7 @@ import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from runtime.schema import Database
+from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def validate_sql(sql: str, db: Database) -> ValidationReport:
     report.warnings.extend(column_warnings)
     if report.errors:
         return report
-    from runtime.querygen.duckdb_bind import bind_check
+    from schemarag.runtime.querygen.duckdb_bind import bind_check
 
     bind = bind_check(tree, db)
     report.bind_checked = bind.checked

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from runtime.errors import ConfigError
+from schemarag.runtime.errors import ConfigError
 
 Strategy = Literal["full", "rag"]
 

@@ -12,9 +12,9 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from runtime.embedding import Embedder, _package_dir, default_model_dir, file_sha256
-from runtime.errors import EmbeddingModelError
-from runtime.int8_model import rewrite_for_int8_kernels
+from schemarag.runtime.errors import EmbeddingModelError
+from schemarag.runtime.search.embedding import Embedder, _package_dir, default_model_dir, file_sha256
+from schemarag.runtime.search.int8_model import rewrite_for_int8_kernels
 
 QUESTIONS = [
     "Show me all orders from last month",

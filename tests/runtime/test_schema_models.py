@@ -1,4 +1,4 @@
-"""runtime.schema: models, the FK graph, and loader errors that name the file and JSON path."""
+"""schemarag.runtime.schema: models, the FK graph, and loader errors that name the file and JSON path."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.errors import InvalidNameError, SchemaFileError
-from runtime.names import check_name
-from runtime.schema import Database, load_schema, parse_schema
+from schemarag.runtime.errors import InvalidNameError, SchemaFileError
+from schemarag.runtime.names import check_name
+from schemarag.runtime.schema import Database, load_schema, parse_schema
 
 REPO = Path(__file__).resolve().parents[2]
 

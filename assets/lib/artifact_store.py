@@ -1,0 +1,257 @@
+"""Writing and publishing artifacts: staged, fsynced, renamed, then pointed at.
+
+Order of operations, each step crash-safe:
+1. write every file into ``<db root>/.staging-<key>-<pid>`` and fsync it;
+2. write ``manifest.json`` last (it lists every file's checksum), fsync the folder;
+3. ``rename`` the staging folder to ``<db root>/<key>`` (atomic on one filesystem);
+4. write ``CURRENT.tmp``, fsync, ``rename`` over ``CURRENT``.
+A crash before 4 leaves ``CURRENT`` naming the previous complete version; a reader never
+sees a half-written folder because unfinished ones never carry a final name.
+
+``SCHEMARAG_FAULT_INJECT`` (``before_rename`` or ``before_current``) kills the process with
+SIGKILL at that point; the fault tests use it to prove the above.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schemarag.runtime.artifact.chunk_model import CHUNK_FIELDS, Chunk
+from schemarag.runtime.artifact.format import (
+    CURRENT,
+    FORMAT_VERSION,
+    LANCE_DIR,
+    LANCE_TABLE,
+    MANIFEST,
+    file_checksums,
+)
+from schemarag.runtime.formatting import render_schema
+from schemarag.runtime.schema import Database
+from schemarag.runtime.search.bm25 import K1, B, BM25Arrays
+
+log = logging.getLogger(__name__)
+STAGING_PREFIX = ".staging-"
+
+
+@dataclass
+class ArtifactPayload:
+    """Everything one artifact holds, computed by the build's assets."""
+
+    key: str
+    database: Database
+    schema_bytes: bytes
+    chunks: list[Chunk]
+    bm25: BM25Arrays
+    typo_keys: np.ndarray
+    typo_terms: np.ndarray
+    embeddings: np.ndarray
+    model: dict[str, Any]
+    params: dict[str, Any]
+    inputs: dict[str, Any]
+    tenant: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _fault(point: str) -> None:
+    if os.environ.get("SCHEMARAG_FAULT_INJECT") == point:
+        log.error("fault injection: killing the build at %s", point)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_parquet(chunks: list[Chunk], db: Database, folder: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [c.to_dict() for c in chunks]
+    cols = {f: [r[f] for r in rows] for f in CHUNK_FIELDS}
+    pq.write_table(pa.table(cols), folder / "chunks.parquet")
+    ddl = render_schema(db)
+    tnames = [t.name for t in db.tables]
+    pq.write_table(
+        pa.table(
+            {
+                "name": tnames,
+                "description": [t.description for t in db.tables],
+                "name_sql": [ddl[n].name_sql for n in tnames],
+                "columns": [list(ddl[n].columns) for n in tnames],
+                "column_sql": [list(ddl[n].column_sql) for n in tnames],
+                "comments": [list(ddl[n].comments) for n in tnames],
+                "key_columns": [list(ddl[n].key_columns) for n in tnames],
+                "pk_sql": [ddl[n].pk_sql for n in tnames],
+                "fk_columns": [[c for c, _ in ddl[n].fk_sql] for n in tnames],
+                "fk_sql": [[s for _, s in ddl[n].fk_sql] for n in tnames],
+                "neighbours": [sorted(db.neighbours(n)) for n in tnames],
+            }
+        ),
+        folder / "tables.parquet",
+    )
+
+
+def _write_lance(payload: ArtifactPayload, folder: Path) -> None:
+    """LanceDB copy of the chunks with vectors and a full-text index, for scale-out readers."""
+    import lancedb
+    import pyarrow as pa
+
+    dim = payload.embeddings.shape[1]
+    flat = pa.array(payload.embeddings.reshape(-1).astype(np.float32), type=pa.float32())
+    table = pa.table(
+        {
+            "chunk_idx": pa.array(range(len(payload.chunks)), type=pa.int32()),
+            "chunk_id": [c.chunk_id for c in payload.chunks],
+            "table": [c.table for c in payload.chunks],
+            "chunk_type": [c.chunk_type for c in payload.chunks],
+            "column": [c.column for c in payload.chunks],
+            "text": [c.text for c in payload.chunks],
+            "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
+        }
+    )
+    conn = lancedb.connect(str(folder / LANCE_DIR))
+    tbl = conn.create_table(LANCE_TABLE, data=table)
+    tbl.create_fts_index("text", use_tantivy=False)
+
+
+def write_artifact(db_root: Path, payload: ArtifactPayload, write_lance: bool = True) -> tuple[Path, bool]:
+    """Write ``payload`` as ``<db_root>/<key>``; ``(path, built)`` with built=False if it existed."""
+    final = db_root / payload.key
+    if (final / MANIFEST).is_file():
+        return final, False
+    db_root.mkdir(parents=True, exist_ok=True)
+    staging = db_root / f"{STAGING_PREFIX}{payload.key}-{os.getpid()}-{time.monotonic_ns()}"
+    staging.mkdir()
+    try:
+        _write_parquet(payload.chunks, payload.database, staging)
+        (staging / "schema.json").write_bytes(payload.schema_bytes)
+        (staging / "vocab.json").write_text(json.dumps(list(payload.bm25.vocab)), encoding="utf-8")
+        arrays = {
+            "bm25_indptr.npy": payload.bm25.indptr,
+            "bm25_indices.npy": payload.bm25.indices,
+            "bm25_data.npy": payload.bm25.data,
+            "bm25_idf.npy": payload.bm25.idf,
+            "typo_keys.npy": payload.typo_keys,
+            "typo_terms.npy": payload.typo_terms,
+            "embeddings.npy": np.ascontiguousarray(payload.embeddings, dtype=np.float32),
+            "chunk_table.npy": _chunk_table(payload),
+        }
+        for name, arr in arrays.items():
+            np.save(staging / name, arr, allow_pickle=False)
+        if write_lance:
+            _write_lance(payload, staging)
+        manifest = _manifest(payload, staging)
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+        for p in staging.rglob("*"):
+            if p.is_file():
+                _fsync_path(p)
+        _fsync_path(staging)
+        _fault("before_rename")
+        try:
+            os.rename(staging, final)
+        except OSError:
+            if (final / MANIFEST).is_file():  # a concurrent build of the same key won
+                shutil.rmtree(staging, ignore_errors=True)
+                return final, False
+            raise
+        _fsync_path(db_root)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return final, True
+
+
+def _chunk_table(payload: ArtifactPayload) -> np.ndarray:
+    index = {t.name: i for i, t in enumerate(payload.database.tables)}
+    return np.array([index.get(c.table, -1) if c.table else -1 for c in payload.chunks], dtype=np.int32)
+
+
+def _manifest(payload: ArtifactPayload, folder: Path) -> dict[str, Any]:
+    by_type: dict[str, int] = {}
+    for c in payload.chunks:
+        by_type[c.chunk_type] = by_type.get(c.chunk_type, 0) + 1
+    return {
+        "format_version": FORMAT_VERSION,
+        "key": payload.key,
+        "database": payload.database.name,
+        "tenant": payload.tenant,
+        "schema_version": payload.database.schema_version,
+        "dialect": payload.database.dialect,
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "inputs": payload.inputs,
+        "params": {**payload.params, "bm25": {"k1": K1, "b": B}},
+        "model": payload.model,
+        "counts": {
+            "chunks": len(payload.chunks),
+            "tables": len(payload.database.tables),
+            "vocabulary": len(payload.bm25.vocab),
+            "vectors": int(payload.embeddings.shape[0]),
+            "by_type": dict(sorted(by_type.items())),
+        },
+        "warnings": payload.warnings,
+        "files": file_checksums(folder),
+    }
+
+
+def read_current(db_root: Path) -> str | None:
+    try:
+        return (db_root / CURRENT).read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def publish(db_root: Path, key: str) -> None:
+    """Point ``CURRENT`` at ``key`` atomically (write, fsync, rename)."""
+    if not (db_root / key / MANIFEST).is_file():
+        raise FileNotFoundError(f"{db_root / key}: no complete artifact to publish")
+    _fault("before_current")
+    tmp = db_root / f"{CURRENT}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(key + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, db_root / CURRENT)
+    _fsync_path(db_root)
+    history = db_root / "HISTORY"
+    with open(history, "a", encoding="utf-8") as fh:
+        fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {key}\n")
+
+
+def prune(db_root: Path, keep: int = 3, stale_staging_seconds: float = 3600.0) -> list[str]:
+    """Remove all but the ``keep`` most recently published versions (never CURRENT)."""
+    current = read_current(db_root)
+    order: list[str] = []
+    try:
+        for line in (db_root / "HISTORY").read_text(encoding="utf-8").splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                if parts[1] in order:
+                    order.remove(parts[1])
+                order.append(parts[1])
+    except FileNotFoundError:
+        pass
+    recent = set(order[-keep:]) | ({current} if current else set())
+    removed = []
+    for child in db_root.iterdir():
+        if child.is_dir() and child.name.startswith(STAGING_PREFIX):
+            if time.time() - child.stat().st_mtime > stale_staging_seconds:
+                shutil.rmtree(child, ignore_errors=True)
+            continue
+        if child.is_dir() and (child / MANIFEST).is_file() and child.name not in recent:
+            shutil.rmtree(child, ignore_errors=True)
+            removed.append(child.name)
+    return sorted(removed)

@@ -1,0 +1,2 @@
+"""One module per datasource kind; each subclasses
+:class:`~schemarag.assets.lib.datasources.adapters.base.Adapter`."""

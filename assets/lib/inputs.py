@@ -1,0 +1,91 @@
+"""The inputs of one build and their content key, computed without Dagster or the model.
+
+Used by the ``source_snapshot`` asset, the change sensor and ``schemarag build``'s fast
+"unchanged" check, so all three agree on what a key is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from schemarag.assets.lib.chunking import ChunkingConfig, read_doc_bytes
+from schemarag.runtime.artifact.format import MANIFEST, compute_key
+from schemarag.runtime.errors import SchemaFileError
+from schemarag.runtime.paths import database_artifacts, docs_dir, schema_path
+from schemarag.runtime.schema import Database, parse_schema
+from schemarag.runtime.search.text_tokens import TOKENIZER_CONFIG
+
+
+@dataclass
+class SourceSnapshot:
+    """Inputs of one build, as read once; every later stage works from these bytes."""
+
+    database: Database
+    schema_bytes: bytes
+    doc_bytes: dict[str, bytes]
+    key: str
+    params: dict
+    model: dict
+    inputs: dict
+    docs_label: str
+    existing: bool
+    tenant: str | None = None
+    root: Path = Path()
+    warnings: list[str] = field(default_factory=list)
+
+
+def build_params(chunking: ChunkingConfig) -> dict:
+    return {"chunking": json.loads(chunking.to_json()), "tokenizer": TOKENIZER_CONFIG}
+
+
+def read_sources(
+    data: Path,
+    db: str,
+    model: dict,
+    artifacts: Path,
+    chunking: ChunkingConfig | None = None,
+    tenant: str | None = None,
+) -> SourceSnapshot:
+    """Read and validate inputs; compute the artifact key; note whether it is already built."""
+    chunking = chunking or ChunkingConfig()
+    spath = schema_path(data, db)
+    try:
+        raw = spath.read_bytes()
+    except FileNotFoundError:
+        raise SchemaFileError(f"{spath}: schema file not found; create it or check --data") from None
+    try:
+        decoded = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SchemaFileError(f"{spath}: not valid UTF-8 JSON ({exc}); fix the file") from None
+    database = parse_schema(decoded, spath)
+    if database.name != db:
+        raise SchemaFileError(
+            f"{spath}: 'name' is {database.name!r} but the file is named {db!r}; make them equal"
+        )
+    ddir = docs_dir(data, db)
+    docs, warnings = read_doc_bytes(ddir, chunking.max_doc_bytes)
+    params = build_params(chunking)
+    key = compute_key(raw, docs, params, model)
+    inputs = {
+        "schema": {"path": str(spath), "sha256": hashlib.sha256(raw).hexdigest()},
+        "docs": {n: hashlib.sha256(b).hexdigest() for n, b in sorted(docs.items())},
+    }
+    tenant = tenant or database.tenant
+    root = database_artifacts(artifacts, db, tenant)
+    return SourceSnapshot(
+        database=database,
+        schema_bytes=raw,
+        doc_bytes=docs,
+        key=key,
+        params=params,
+        model=model,
+        inputs=inputs,
+        docs_label=str(ddir),
+        existing=(root / key / MANIFEST).is_file(),
+        tenant=tenant,
+        root=root,
+        warnings=warnings,
+    )

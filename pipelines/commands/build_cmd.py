@@ -1,0 +1,98 @@
+"""``schemarag build``: materialize the Dagster asset graph in-process, one run per database.
+
+Databases whose content key is already published are reported ``unchanged`` before Dagster
+is even imported: a no-op rebuild costs one hash of the inputs. Live datasources always go
+through Dagster, whose first step re-snapshots them; an unchanged fingerprint keeps the key.
+
+    schemarag build [--db X ...] [--tenant T] [--datasources FILE] [--force-dagster]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from schemarag.assets.lib.artifact_store import read_current
+from schemarag.assets.lib.datasources.tenancy import check_build_tenant, find_datasource
+from schemarag.assets.lib.inputs import read_sources
+from schemarag.runtime.errors import SchemaFileError, SchemaragError
+from schemarag.runtime.names import check_name
+from schemarag.runtime.paths import artifacts_dir, data_dir, list_databases
+from schemarag.runtime.search.embedding import Embedder
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db", action="append", default=None, help="database to build (repeatable; default: all)"
+    )
+    parser.add_argument(
+        "--force-dagster",
+        action="store_true",
+        help="run the Dagster graph even for databases whose key is already published",
+    )
+    parser.add_argument(
+        "--tenant",
+        default=None,
+        help="tenant to build for: artifacts go to <artifacts>/_tenants/<tenant>/ "
+        "(default: each schema file's 'tenant' field)",
+    )
+    parser.add_argument(
+        "--datasources",
+        default=None,
+        help="datasources file of live databases (default: $SCHEMARAG_DATASOURCES or data/datasources.yaml)",
+    )
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    data, artifacts = data_dir(args.data), artifacts_dir(args.artifacts)
+    dbs = args.db or list_databases(data)
+    if not dbs:
+        raise SchemaFileError(f"{data}: no <db>.json schema files found; check --data")
+    start = time.perf_counter()
+    model = Embedder.get().identity
+    tenant = check_name(args.tenant, "tenant") if args.tenant is not None else None
+    todo, rows, failures = [], [], 0
+    for db in dbs:
+        try:
+            if find_datasource(db, args.datasources, tenant) is not None:
+                todo.append(db)  # live: only a fresh snapshot (a Dagster step) says whether it changed
+                continue
+            snap = read_sources(data, db, model, artifacts, tenant=tenant)
+            check_build_tenant(snap.database, tenant)
+        except SchemaragError as exc:
+            rows.append(f"{db:<24} FAILED   {exc}")
+            failures += 1
+            continue
+        if snap.existing and read_current(snap.root) == snap.key and not args.force_dagster:
+            rows.append(f"{db:<24} unchanged key={snap.key}")
+        else:
+            todo.append(db)
+    if todo:
+        _log(f"building {len(todo)} database(s) with Dagster: {', '.join(todo)}")
+        from schemarag.pipelines.build import build_databases
+
+        reports = build_databases(
+            todo, data, artifacts, progress=_log, tenant=tenant, datasources=args.datasources
+        )
+        for r in reports:
+            if not r.ok:
+                failures += 1
+                rows.append(f"{r.database:<24} FAILED   {r.error}")
+                continue
+            state = "built    " if r.built else "unchanged"
+            extra = (f" tenant={r.tenant}" if r.tenant else "") + (
+                f" version={r.schema_version}" if r.schema_version else ""
+            )
+            rows.append(
+                f"{r.database:<24} {state} key={r.key} tables={r.tables} chunks={r.chunks} "
+                f"embedded={r.embedded} cached={r.cache_hits}{extra}"
+            )
+    for row in rows:
+        print(row)
+    print(f"done in {time.perf_counter() - start:.2f}s; {failures} failed")
+    return 1 if failures else 0

@@ -1,0 +1,250 @@
+"""Opening an artifact: validate the manifest and checksums, then memory-map the arrays.
+
+Everything a request needs is decoded here, once per artifact and process: the vocabulary
+dict, the schema, the DDL pieces. Requests then only index into mapped arrays.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schemarag.runtime.artifact.chunk_model import Chunk
+from schemarag.runtime.artifact.format import FORMAT_VERSION, MANIFEST, NPY_FILES, sha256_file
+from schemarag.runtime.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
+from schemarag.runtime.formatting import TableDDL
+from schemarag.runtime.schema import Database, parse_schema
+from schemarag.runtime.search.text_tokens import TOKENIZER_CONFIG
+
+log = logging.getLogger(__name__)
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(f"{folder}: no {MANIFEST}; the artifact is incomplete, rebuild it") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ArtifactError(f"{path}: unreadable manifest ({exc}); rebuild the artifact") from None
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ManifestMismatchError(
+            f"{path}: format_version is {version!r}, this runtime reads {FORMAT_VERSION}; "
+            "rebuild with `schemarag build` or install the matching schemarag version"
+        )
+    return manifest
+
+
+def verify_files(folder: Path, manifest: dict[str, Any], full: bool = True) -> None:
+    """Check every listed file exists with the recorded size (and SHA-256 when ``full``)."""
+    files = manifest.get("files") or {}
+    for required in (*NPY_FILES, "chunks.parquet", "tables.parquet", "schema.json", "vocab.json"):
+        if required not in files:
+            raise ArtifactError(
+                f"{folder / MANIFEST}: 'files' does not list {required}; rebuild the artifact"
+            )
+    for rel, info in files.items():
+        path = folder / rel
+        if not path.is_file():
+            raise ChecksumMismatchError(f"{path}: missing (listed in the manifest); rebuild the artifact")
+        size = path.stat().st_size
+        if size != info["bytes"]:
+            raise ChecksumMismatchError(
+                f"{path}: size {size} bytes, manifest says {info['bytes']}; the file is corrupted, rebuild"
+            )
+        if full:
+            digest = sha256_file(path)
+            if digest != info["sha256"]:
+                raise ChecksumMismatchError(
+                    f"{path}: sha256 {digest[:12]}..., manifest says {info['sha256'][:12]}...; "
+                    "the file is corrupted, rebuild the artifact"
+                )
+
+
+@dataclass
+class IndexArtifact:
+    """A validated, memory-mapped artifact."""
+
+    path: Path
+    manifest: dict[str, Any]
+    schema: Database
+    vocab: dict[str, int]
+    vocab_terms: list[str]
+    bm25_indptr: np.ndarray
+    bm25_indices: np.ndarray
+    bm25_data: np.ndarray
+    bm25_idf: np.ndarray
+    typo_keys: np.ndarray
+    typo_terms: np.ndarray
+    embeddings: np.ndarray
+    chunk_table: np.ndarray
+    table_names: list[str]
+    ddl: dict[str, TableDDL]
+    _chunks_arrow: Any
+
+    @property
+    def key(self) -> str:
+        return str(self.manifest["key"])
+
+    @property
+    def n_chunks(self) -> int:
+        return int(self.embeddings.shape[0])
+
+    @classmethod
+    def open(
+        cls, folder: Path, expected_model: dict[str, Any] | None = None, verify: bool = True
+    ) -> IndexArtifact:
+        """Validate, then map. ``expected_model`` is the query-side model identity."""
+        import pyarrow.parquet as pq
+
+        manifest = read_manifest(folder)
+        if expected_model is not None:
+            built = manifest.get("model") or {}
+            for field in ("name", "onnx_sha256", "dimension"):
+                if built.get(field) != expected_model.get(field):
+                    raise ManifestMismatchError(
+                        f"{folder}: built with model {field}={built.get(field)!r}, but the query model has "
+                        f"{field}={expected_model.get(field)!r}; rebuild the index or load the same model"
+                    )
+        built_tok = (manifest.get("params") or {}).get("tokenizer")
+        if built_tok != TOKENIZER_CONFIG:
+            raise ManifestMismatchError(
+                f"{folder}: built with tokenizer {built_tok!r}, this runtime tokenizes with "
+                f"{TOKENIZER_CONFIG!r}; rebuild the index with `schemarag build`"
+            )
+        verify_files(folder, manifest, full=verify)
+        # np.asarray drops the memmap subclass (no copy): arithmetic on plain views skips
+        # memmap's per-operation wrapping, which costs more than the math on small indexes.
+        mm = {
+            name: np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False)) for name in NPY_FILES
+        }
+        dim = (manifest.get("model") or {}).get("dimension")
+        emb = mm["embeddings.npy"]
+        if emb.ndim != 2 or emb.shape[1] != dim or emb.shape[0] != manifest["counts"]["chunks"]:
+            raise ManifestMismatchError(
+                f"{folder}: embeddings.npy has shape {emb.shape}, manifest says "
+                f"{manifest['counts']['chunks']} x {dim}; rebuild the artifact"
+            )
+        schema = parse_schema(json.loads((folder / "schema.json").read_bytes()), folder / "schema.json")
+        terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+        tables = pq.read_table(folder / "tables.parquet", memory_map=True).to_pylist()
+        ddl = {
+            t["name"]: TableDDL(
+                name=t["name"],
+                name_sql=t["name_sql"],
+                columns=tuple(t["columns"]),
+                column_sql=tuple(t["column_sql"]),
+                comments=tuple(t["comments"]),
+                key_columns=tuple(t["key_columns"]),
+                pk_sql=t["pk_sql"],
+                fk_sql=tuple(zip(t["fk_columns"], t["fk_sql"], strict=True)),
+            )
+            for t in tables
+        }
+        return cls(
+            path=folder,
+            manifest=manifest,
+            schema=schema,
+            vocab={t: i for i, t in enumerate(terms)},
+            vocab_terms=terms,
+            bm25_indptr=mm["bm25_indptr.npy"],
+            bm25_indices=mm["bm25_indices.npy"],
+            bm25_data=mm["bm25_data.npy"],
+            bm25_idf=mm["bm25_idf.npy"],
+            typo_keys=mm["typo_keys.npy"],
+            typo_terms=mm["typo_terms.npy"],
+            embeddings=emb,
+            chunk_table=mm["chunk_table.npy"],
+            table_names=[t["name"] for t in tables],
+            ddl=ddl,
+            _chunks_arrow=pq.read_table(folder / "chunks.parquet", memory_map=True),
+        )
+
+    @cached_property
+    def _chunk_columns(self) -> dict[str, list[Any]]:
+        return {name: self._chunks_arrow.column(name).to_pylist() for name in self._chunks_arrow.column_names}
+
+    @cached_property
+    def table_sources(self) -> tuple[np.ndarray, list[str]]:
+        """Per table, the index of its source database in a union (``<db>__<table>``), and the names."""
+        names: list[str] = []
+        index: dict[str, int] = {}
+        ids = np.empty(len(self.table_names), dtype=np.int32)
+        for i, t in enumerate(self.table_names):
+            src = t.split("__", 1)[0] if "__" in t else ""
+            if src not in index:
+                index[src] = len(names)
+                names.append(src)
+            ids[i] = index[src]
+        return ids, names
+
+    @cached_property
+    def column_chunks(self) -> dict[str, np.ndarray]:
+        """Lower-cased column name -> indices of that column's chunks (any table)."""
+        out: dict[str, list[int]] = {}
+        cols = self._chunk_columns
+        for i, (ctype, col) in enumerate(zip(cols["chunk_type"], cols["column"], strict=True)):
+            if ctype == "column" and col:
+                out.setdefault(col.lower(), []).append(i)
+        return {k: np.array(v, dtype=np.int64) for k, v in out.items()}
+
+    @cached_property
+    def table_column_chunks(self) -> dict[str, list[tuple[str, np.ndarray]]]:
+        """Table -> [(exact column name, indices of that column's chunks)]."""
+        out: dict[str, dict[str, list[int]]] = {}
+        cols = self._chunk_columns
+        for i, (ctype, table, col) in enumerate(
+            zip(cols["chunk_type"], cols["table"], cols["column"], strict=True)
+        ):
+            if ctype != "column" or not col or table not in self.ddl:
+                continue
+            exact = next((c for c in self.ddl[table].columns if c.lower() == col.lower()), None)
+            if exact is not None:
+                out.setdefault(table, {}).setdefault(exact, []).append(i)
+        return {t: [(c, np.array(ix, dtype=np.int64)) for c, ix in d.items()] for t, d in out.items()}
+
+    @cached_property
+    def column_name_tokens(self) -> dict[str, frozenset[str]]:
+        """Column name -> its BM25 tokens (``"Enrollment (K-12)"`` -> {enrol, k, 12}), for name matching."""
+        from schemarag.runtime.search.text_tokens import tokenize
+
+        return {c: frozenset(tokenize(c.replace("_", " "))) for d in self.ddl.values() for c in d.columns}
+
+    @cached_property
+    def implicit_join_columns(self) -> dict[str, set[str]]:
+        """Per table, id/code-named columns whose name another table of the same source also has
+        (``transactions.CustomerID`` ~ ``customers.CustomerID``): undeclared join keys."""
+        from schemarag.runtime.search.table_ranking import join_like, source_of
+
+        seen: dict[tuple[str, str], set[str]] = {}
+        for t, d in self.ddl.items():
+            for c in d.columns:
+                if join_like(c):
+                    seen.setdefault((source_of(t), c.lower()), set()).add(t)
+        out: dict[str, set[str]] = {}
+        for t, d in self.ddl.items():
+            for c in d.columns:
+                if len(seen.get((source_of(t), c.lower()), ())) > 1:
+                    out.setdefault(t, set()).add(c)
+        return out
+
+    def chunk(self, i: int) -> Chunk:
+        cols = self._chunk_columns
+        return Chunk.from_dict({k: v[i] for k, v in cols.items()})
+
+    def all_chunks(self) -> list[Chunk]:
+        return [self.chunk(i) for i in range(self.n_chunks)]
+
+    def warm(self) -> None:
+        """Touch the mapped pages and decode chunk columns so the first request is as fast as the rest."""
+        _ = self._chunk_columns, self.column_chunks, self.table_sources, self.table_column_chunks
+        _ = self.column_name_tokens, self.implicit_join_columns
+        float(np.asarray(self.embeddings).sum())
+        float(np.asarray(self.bm25_data).sum())

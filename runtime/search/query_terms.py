@@ -1,0 +1,80 @@
+"""Question -> weighted BM25 terms, exactly as the build tokenized, plus typo candidates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.search.bm25 import K1
+from schemarag.runtime.search.scoring import Calibration
+from schemarag.runtime.search.text_tokens import tokenize
+from schemarag.runtime.search.typo import lookup_candidates
+
+
+@dataclass
+class QueryTerms:
+    term_ids: list[int]
+    weights: list[float]  # multiplier per term (1.0 exact, < 1 typo match)
+    denominator: float  # sum of idf over the question's content tokens (OOV at max idf)
+    tokens: list[str]
+    corrections: dict[str, str]
+
+
+def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTerms:
+    optional: set[str] = set()
+    tokens = list(dict.fromkeys(tokenize(question, optional)))
+    idf = art.bm25_idf
+    max_idf = float(idf.max()) if idf.size else 1.0
+    ids: list[int] = []
+    weights: list[float] = []
+    denom = 0.0
+    corrections: dict[str, str] = {}
+    for tok in tokens:
+        tid = art.vocab.get(tok)
+        if tid is not None:
+            ids.append(tid)
+            weights.append(1.0)
+            denom += float(idf[tid])
+            continue
+        max_d = 2 if len(tok) >= 8 else 1
+        cands = lookup_candidates(art.typo_keys, art.typo_terms, art.vocab_terms, tok, max_distance=max_d)
+        if not cands:
+            if not tok.isdigit() and tok not in optional:
+                denom += cal.oov_weight * max_idf
+            continue
+        best = min(cands.items(), key=lambda kv: (kv[1], idf[art.vocab[kv[0]]], kv[0]))
+        corrections[tok] = best[0]
+        w = cal.typo_weight_d1 if best[1] == 1 else cal.typo_weight_d2
+        tid = art.vocab[best[0]]
+        ids.append(tid)
+        weights.append(w)
+        denom += float(idf[tid])
+    return QueryTerms(ids, weights, denom, tokens, corrections)
+
+
+def lexical_coverage(art: IndexArtifact, qt: QueryTerms) -> np.ndarray:
+    """Per chunk: idf-weighted share of question tokens matched (each capped at one full match)."""
+    out = np.zeros(art.n_chunks, dtype=np.float32)
+    if qt.denominator <= 0:
+        return out
+    for tid, w in zip(qt.term_ids, qt.weights, strict=True):
+        s, e = int(art.bm25_indptr[tid]), int(art.bm25_indptr[tid + 1])
+        if e <= s:
+            continue
+        idf_t = art.bm25_idf[tid]
+        # data = idf * tf(k1+1)/(tf+norm); a single mention in an average-length chunk gives idf.
+        contrib = np.minimum(art.bm25_data[s:e], idf_t)
+        out[art.bm25_indices[s:e]] += contrib * np.float32(w)
+    out /= np.float32(qt.denominator)
+    return out
+
+
+def bm25_raw(art: IndexArtifact, qt: QueryTerms) -> np.ndarray:
+    """Plain BM25 (for the BM25-only baseline), typo terms down-weighted."""
+    out = np.zeros(art.n_chunks, dtype=np.float32)
+    for tid, w in zip(qt.term_ids, qt.weights, strict=True):
+        s, e = int(art.bm25_indptr[tid]), int(art.bm25_indptr[tid + 1])
+        out[art.bm25_indices[s:e]] += art.bm25_data[s:e] * np.float32(w)
+    return out / np.float32(K1 + 1)

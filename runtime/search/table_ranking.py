@@ -1,0 +1,195 @@
+"""From chunk relevance to a budgeted table list: aggregation, routing, FK expansion.
+
+* **Table evidence**: a table's score is its best chunk plus a little of its next two
+  (several chunks agreeing beat one lucky match), so ``orders`` outranks a table that merely
+  mentions orders once.
+* **Routing**: in a union index (tables named ``<db>__<table>``), source databases are ranked
+  by their best tables, and the winning database's tables come first: a question is about
+  one database, and a focused schema mixing two is rarely answerable.
+* **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
+  keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
+  scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
+  tables keep only join and label columns. Join columns (PK, FKs, FK targets, and ``*_id``/
+  ``*Id``/``*_code`` names shared with another table: joined on even where no FK is declared)
+  and label columns (``*name``, ``title``) are always kept, without their
+  description; only focused columns carry one. A
+  column counts as named when the question contains its name, or every word of it (stemmed).
+* **FK expansion** under the budget: after each table, its FK neighbours with comparable
+  evidence are pulled forward, so join partners arrive with the table that needs them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.search.results import TableRanking
+from schemarag.runtime.search.text_tokens import tokenize
+
+UNION_SEPARATOR = "__"
+SECOND_WEIGHT = 0.3
+NEIGHBOUR_RATIO = 0.5
+ROUTE_SECOND_WEIGHT = 0.5
+
+
+def table_scores(art: IndexArtifact, rel: np.ndarray) -> np.ndarray:
+    """Per table: best chunk + SECOND_WEIGHT * mean of the next two, rescaled to [0, 1]."""
+    n_tables = len(art.table_names)
+    ct = art.chunk_table
+    mask = ct >= 0
+    idx, vals = ct[mask], rel[mask]
+    order = np.lexsort((-vals, idx))  # by table, then descending score
+    idx, vals = idx[order], vals[order]
+    tables = np.arange(n_tables)
+    starts = np.searchsorted(idx, tables, side="left")
+    ends = np.searchsorted(idx, tables, side="right")
+    padded = np.concatenate([vals, np.zeros(3, dtype=vals.dtype)])
+    out = np.zeros(n_tables, dtype=np.float32)
+    for k, weight in ((0, 1.0), (1, SECOND_WEIGHT / 2), (2, SECOND_WEIGHT / 2)):
+        present = (starts + k) < ends
+        out += np.where(present, padded[np.minimum(starts + k, len(vals))], 0.0).astype(np.float32) * weight
+    return out / np.float32(1.0 + SECOND_WEIGHT)
+
+
+def source_of(table: str) -> str:
+    return table.split(UNION_SEPARATOR, 1)[0] if UNION_SEPARATOR in table else ""
+
+
+def routed_order(art: IndexArtifact, scores: np.ndarray) -> np.ndarray:
+    """Table indices best first; in a union, the best source database's tables lead."""
+    names = art.table_names
+    by_score = np.lexsort((np.arange(len(names)), -scores))
+    src_ids, src_names = art.table_sources
+    if len(src_names) <= 1:
+        return by_score
+    # best and second-best table score per source
+    ordered_src = src_ids[by_score]
+    best = np.full(len(src_names), -1.0)
+    second = np.zeros(len(src_names))
+    first_pos = np.full(len(src_names), -1)
+    for pos, s in enumerate(ordered_src[: min(len(ordered_src), 4 * len(src_names) + 64)].tolist()):
+        if best[s] < 0:
+            best[s] = scores[by_score[pos]]
+            first_pos[s] = pos
+        elif second[s] == 0:
+            second[s] = scores[by_score[pos]]
+    best = np.maximum(best, 0.0)
+    src_score = best + ROUTE_SECOND_WEIGHT * second
+    top_src = int(np.lexsort((-np.arange(len(src_names)), -src_score))[0])
+    lead = by_score[ordered_src == top_src]
+    rest = by_score[ordered_src != top_src]
+    return np.concatenate([lead, rest])
+
+
+def rank_tables_from_scores(
+    art: IndexArtifact,
+    rel: np.ndarray,
+    budget: int,
+    fk_expand: bool = True,
+    question: str | None = None,
+    policy: ColumnPolicy | None = None,
+) -> TableRanking:
+    policy = policy or DEFAULT_COLUMN_POLICY
+    names = art.table_names
+    scores = table_scores(art, rel)
+    order = routed_order(art, scores)
+    ranked = [names[i] for i in order.tolist()]
+    score_of = {names[i]: float(scores[i]) for i in range(len(names))}
+    kept: list[str] = []
+    for t in ranked:
+        if len(kept) >= budget:
+            break
+        if t in kept:
+            continue
+        kept.append(t)
+        if not fk_expand:
+            continue
+        neigh = sorted(art.schema.neighbours(t), key=lambda n: (-score_of[n], n))
+        for n in neigh:
+            if len(kept) >= budget:
+                break
+            if n not in kept and score_of[n] >= NEIGHBOUR_RATIO * score_of[t] and score_of[n] > 0:
+                kept.append(n)
+    scores_kept = {t: score_of[t] for t in kept}
+    columns, described = select_columns(art, rel, kept, scores_kept, question or "", policy)
+    return TableRanking(tables=kept, columns=columns, scores=scores_kept, ranked=ranked, described=described)
+
+
+@dataclass(frozen=True)
+class ColumnPolicy:
+    """How much of each kept table the focused schema shows (see the module docstring)."""
+
+    table_ratio: float = 0.4
+    columns_by_rank: tuple[int, ...] = (6, 3, 1)
+    column_ratio: float = 0.55
+
+
+DEFAULT_COLUMN_POLICY = ColumnPolicy()
+_JOINISH_ANYCASE = re.compile(r"^(?:id|uuid|code)$|_(?:id|code)$", re.IGNORECASE)
+_JOINISH_CAMEL = re.compile(r"[a-z](?:Id|ID|Code)$")
+_WORDS = re.compile(r"[^a-z0-9]+")
+
+
+def _norm(text: str) -> str:
+    return " " + _WORDS.sub(" ", text.lower()).strip() + " "
+
+
+def label_like(column: str) -> bool:
+    """Human-readable labels (``name``, ``*_name``, ``title``, ``forename``...): what a question
+    naming an entity ("Lewis Hamilton", "the set Coldsnap") filters or shows."""
+    low = column.lower()
+    return low.endswith("name") or low in ("title", "forename", "surname")
+
+
+def join_like(column: str) -> bool:
+    """Names joined on even without a declared FK: ``id``, ``*_id``, ``*Id``, ``uuid``, ``*_code``."""
+    return bool(_JOINISH_ANYCASE.search(column) or _JOINISH_CAMEL.search(column))
+
+
+def select_columns(
+    art: IndexArtifact,
+    rel: np.ndarray,
+    tables: list[str],
+    table_score: dict[str, float],
+    question: str,
+    policy: ColumnPolicy = DEFAULT_COLUMN_POLICY,
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """``(columns, described)`` per table, in schema order: what to show, and what to describe."""
+    top = max((table_score[t] for t in tables), default=0.0)
+    strong = [t for t in tables if table_score[t] >= policy.table_ratio * top and top > 0]
+    strong_set = set(strong)
+    for t in tables:  # a bridge between two strong tables is part of the join path
+        if t not in strong_set and len(art.schema.neighbours(t) & strong_set) >= 2:
+            strong.append(t)
+            strong_set.add(t)
+    per_table = art.table_column_chunks
+    col_scores = {t: {c: float(rel[idx].max()) for c, idx in per_table.get(t, ())} for t in tables}
+    best_col = max((v for t in strong for v in col_scores[t].values()), default=0.0)
+    asked = _norm(question)
+    asked_tokens = set(tokenize(question))
+    name_tokens = art.column_name_tokens
+    columns: dict[str, list[str]] = {}
+    described: dict[str, list[str]] = {}
+    rank = 0
+    for t in tables:
+        cs = col_scores[t]
+        named = {c for c in cs if len(c) > 2 and _norm(c) in asked}
+        named |= {c for c in cs if name_tokens.get(c) and name_tokens[c] <= asked_tokens}
+        if t in strong_set:
+            n = policy.columns_by_rank[min(rank, len(policy.columns_by_rank) - 1)]
+            rank += 1
+            ordered = sorted(cs, key=lambda c: (-cs[c], c))
+            rich = (
+                set(ordered[:n]) | {c for c, v in cs.items() if v >= policy.column_ratio * best_col} | named
+            )
+        else:
+            rich = named
+        ddl = art.ddl[t]
+        labels = {c for c in ddl.columns if label_like(c)}
+        keys = set(ddl.key_columns) | art.implicit_join_columns.get(t, set()) | labels
+        columns[t] = [c for c in ddl.columns if c in rich or c in keys]
+        described[t] = [c for c in ddl.columns if c in rich]
+    return columns, described

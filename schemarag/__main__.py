@@ -1,0 +1,7 @@
+"""``python -m schemarag``: the same as the ``schemarag`` console script."""
+
+import sys
+
+from schemarag.cli import main
+
+sys.exit(main())

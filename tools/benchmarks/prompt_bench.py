@@ -1,0 +1,96 @@
+"""``schemarag bench prompt``: prompt tokens, full schema vs focused schema (QG-CORE-02).
+
+For each question the exact messages the generator would send are built twice with
+``prepare_prompt``: once forced to the full schema, once forced to retrieval. Prints per
+database the mean tokens of each and their ratio; the focused prompt must be at most half the
+full one on the large sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schemarag.runtime.paths import artifacts_dir
+from schemarag.runtime.querygen.generator import prepare_prompt
+from schemarag.runtime.search.retriever import Retriever
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        action="append",
+        dest="sets",
+        default=None,
+        metavar="DB=QUESTIONS[@ARTIFACTS]",
+        help="database, JSONL/JSON question file (BIRD or ours), optional artifacts dir; repeatable "
+        "(default: b2b_saas=data/questions/b2b_saas.jsonl)",
+    )
+    parser.add_argument("--limit", type=int, default=20, help="questions per database (default 20)")
+    parser.add_argument("--json", dest="json_out", default=None)
+
+
+def _questions(path: Path, db: str, limit: int) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    rows: list[dict[str, Any]] = (
+        json.loads(text)
+        if text.lstrip().startswith("[")
+        else [json.loads(line) for line in text.splitlines() if line.strip()]
+    )
+    rows = [r for r in rows if r.get("db_id", db) == db]
+    return [r["question"] for r in rows[:limit]]
+
+
+def measure(db_name: str, questions: list[str], artifacts: Path) -> dict[str, Any]:
+    retriever = Retriever.open(db_name, artifacts=artifacts)
+    db = retriever.schema
+
+    def retrieve(q: str, k: int | None, thr: float | None):
+        return retriever.search(q, top_k=k, relevance_threshold=thr)
+
+    full, focused, fallbacks = [], [], 0
+    for q in questions:
+        f = prepare_prompt(q, db, use_retrieval=False)
+        r = prepare_prompt(q, db, use_retrieval=True, retrieve=retrieve)
+        full.append(f.usage["promptTokens"])
+        focused.append(r.usage["promptTokens"])
+        fallbacks += r.context.metadata.get("strategy") != "rag"
+    return {
+        "database": db_name,
+        "tables": len(db.tables),
+        "questions": len(questions),
+        "full_prompt_tokens": round(float(np.mean(full)), 1),
+        "focused_prompt_tokens": round(float(np.mean(focused)), 1),
+        "ratio": round(float(np.mean(focused) / np.mean(full)), 3),
+        "max_ratio": round(float(max(a / b for a, b in zip(focused, full, strict=True))), 3),
+        "rag_fallbacks": fallbacks,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    default_artifacts = artifacts_dir(args.artifacts)
+    rows = []
+    for spec in args.sets or ["b2b_saas=data/questions/b2b_saas.jsonl"]:
+        db, _, rest = spec.partition("=")
+        qfile, _, arts = rest.partition("@")
+        questions = _questions(Path(qfile), db, args.limit)
+        print(f"{db}: {len(questions)} questions", file=sys.stderr, flush=True)
+        rows.append(measure(db, questions, Path(arts) if arts else default_artifacts))
+    print(
+        f"{'database':<26}{'tables':>7}{'questions':>10}{'full tok':>10}{'focused tok':>12}{'ratio':>8}"
+        f"{'max':>7}{'fallbacks':>10}"
+    )
+    for r in rows:
+        print(
+            f"{r['database']:<26}{r['tables']:>7}{r['questions']:>10}{r['full_prompt_tokens']:>10.0f}"
+            f"{r['focused_prompt_tokens']:>12.0f}{r['ratio']:>8.2f}{r['max_ratio']:>7.2f}{r['rag_fallbacks']:>10}"
+        )
+    if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(json.dumps(rows, indent=2))
+    return 0

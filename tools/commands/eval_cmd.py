@@ -1,0 +1,84 @@
+"""``schemarag eval``: score table retrieval on a BIRD or Spider question file.
+
+Example:
+    schemarag eval --questions bird_dev/dev.json --union bird_union --budgets 5,8,10,15 \\
+        --json out/eval.json --predictions out/pred.jsonl --report out/report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.paths import artifacts_dir
+
+
+def _budgets(value: str) -> list[int]:
+    try:
+        budgets = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--budgets {value!r}: use comma-separated integers like 5,8,10,15"
+        ) from None
+    if not budgets or budgets[0] < 1:
+        raise argparse.ArgumentTypeError(f"--budgets {value!r}: budgets must be positive integers")
+    return budgets
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--questions", required=True, help="BIRD dev.json / Spider dev.json question file")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--union", default=None, metavar="NAME", help="evaluate against one union datasource")
+    where.add_argument("--per-db", action="store_true", help="each question against its own db (default)")
+    parser.add_argument("--with-evidence", action="store_true", help="append BIRD's evidence to the question")
+    parser.add_argument(
+        "--budgets", type=_budgets, default=[5, 8, 10, 15], help="table budgets (default 5,8,10,15)"
+    )
+    parser.add_argument("--no-baselines", action="store_true", help="only the hybrid method (faster)")
+    parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+    parser.add_argument("--json", default=None, metavar="OUT", help="write the metrics JSON here")
+    parser.add_argument("--predictions", default=None, metavar="OUT.jsonl", help="per-question predictions")
+    parser.add_argument("--report", default=None, metavar="DIR", help="markdown table + PNG charts")
+    parser.add_argument("--progress-every", type=int, default=100, help="progress line every N questions")
+
+
+def run(args: argparse.Namespace) -> int:
+    from schemarag.tools.evaluation.harness import METHODS, EvalConfig, evaluate
+    from schemarag.tools.evaluation.questions import load_questions
+
+    questions = load_questions(Path(args.questions), args.limit)
+    if not questions:
+        raise ConfigError(f"{args.questions}: no questions to evaluate")
+
+    def progress(done: int, total: int) -> None:
+        print(f"eval: {done}/{total} questions", file=sys.stderr, flush=True)
+
+    config = EvalConfig(
+        budgets=args.budgets,
+        with_evidence=args.with_evidence,
+        union=args.union,
+        methods=METHODS[:1] if args.no_baselines else METHODS,
+        artifacts=artifacts_dir(args.artifacts),
+        progress_every=max(1, args.progress_every),
+        progress=progress,
+    )
+    result = evaluate(questions, config)
+    text = json.dumps(result.payload, indent=2)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    if args.predictions:
+        Path(args.predictions).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.predictions, "w", encoding="utf-8") as fh:
+            for row in result.predictions:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if args.report:
+        from schemarag.tools.evaluation.report import write_report
+
+        for path in write_report(result.payload, Path(args.report)):
+            print(f"wrote {path}", file=sys.stderr)
+    print(text)
+    return 0

@@ -1,0 +1,102 @@
+"""Write imported databases as our inputs: ``<out>/<db>.json`` and ``<out>/<db>/docs/*.md``.
+
+The JSON file is written to a temporary sibling and renamed into place so a reader never
+sees half a schema. Doc files are rendered by :mod:`schemarag.assets.lib.docs_writer` (the same renderer
+live snapshots use); files left over from an earlier import of the same database are
+removed so a renamed table does not leave a stale doc behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from schemarag.assets.lib.docs_writer import doc_file_name, render_index_doc, render_table_doc
+from schemarag.runtime.errors import ImportFormatError
+from schemarag.runtime.names import check_name
+from schemarag.runtime.paths import docs_dir, schema_path
+from schemarag.runtime.schema import Database
+from schemarag.tools.importers.metadata import load_metadata
+from schemarag.tools.importers.spider_bird import build_database, read_catalogs, schema_json, union_databases
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ImportReport:
+    """What an import wrote, and every warning met on the way."""
+
+    databases: list[str] = field(default_factory=list)
+    tables: int = 0
+    columns: int = 0
+    foreign_keys: int = 0
+    files: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_database(db: Database, out: Path) -> int:
+    """Write one database's JSON and docs under ``out``; returns the number of files written."""
+    check_name(db.name, "database")
+    out.mkdir(parents=True, exist_ok=True)
+    folder = docs_dir(out, db.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted: dict[str, str] = {"_index.md": render_index_doc(db)}
+    for table in db.tables:
+        wanted[doc_file_name(table.name)] = render_table_doc(db, table)
+    for stale in folder.glob("*.md"):
+        if stale.name not in wanted:
+            log.info("removing stale doc %s", stale)
+            stale.unlink()
+    for name, text in wanted.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    _atomic_write(schema_path(out, db.name), schema_json(db))
+    return len(wanted) + 1
+
+
+def import_catalog(
+    tables: list[Path],
+    out: Path,
+    *,
+    kind: str = "bird",
+    descriptions: Path | None = None,
+    metadata: list[Path] | None = None,
+    union: str | None = None,
+) -> ImportReport:
+    """Import every database in ``tables`` into ``out`` (one datasource each, or one ``union``)."""
+    if kind not in ("bird", "spider"):
+        raise ImportFormatError(f"unknown catalog kind {kind!r}; use 'bird' or 'spider'")
+    if union is not None:
+        check_name(union, "union name")
+    if descriptions is not None and not descriptions.is_dir():
+        raise ImportFormatError(f"{descriptions}: descriptions folder not found; check --descriptions")
+    meta = load_metadata(metadata or [])
+    report = ImportReport()
+    built: list[Database] = []
+    for entry, source in read_catalogs(tables):
+        if union is None:
+            check_name(str(entry["db_id"]), "database")
+        db = build_database(
+            entry, report.warnings, descriptions=descriptions, metadata=meta, source=source, kind=kind
+        )
+        built.append(db)
+    missing_meta = sorted(set(meta) - {db.name for db in built})
+    if missing_meta:
+        report.warnings.append(f"metadata names databases not in --tables: {', '.join(missing_meta)}")
+    outputs = [union_databases(built, union, kind)] if union is not None else built
+    for db in outputs:
+        report.files += write_database(db, out)
+        report.databases.append(db.name)
+        report.tables += len(db.tables)
+        report.columns += sum(len(t.columns) for t in db.tables)
+        report.foreign_keys += len(db.foreign_keys())
+    for warning in report.warnings:
+        log.warning("%s", warning)
+    return report
