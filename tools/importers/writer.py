@@ -42,15 +42,20 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_database(db: Database, out: Path) -> int:
-    """Write one database's JSON and docs under ``out``; returns the number of files written."""
+def write_database(db: Database, out: Path, extra_sections: dict[str, str] | None = None) -> int:
+    """Write one database's JSON and docs under ``out``; returns the number of files written.
+
+    ``extra_sections`` appends importer-specific markdown (``## Lineage`` from dbt) to a table's doc.
+    """
     check_name(db.name, "database")
     out.mkdir(parents=True, exist_ok=True)
     folder = docs_dir(out, db.name)
     folder.mkdir(parents=True, exist_ok=True)
     wanted: dict[str, str] = {"_index.md": render_index_doc(db)}
     for table in db.tables:
-        wanted[doc_file_name(table.name)] = render_table_doc(db, table)
+        doc = render_table_doc(db, table)
+        extra = (extra_sections or {}).get(table.name)
+        wanted[doc_file_name(table.name)] = f"{doc}\n{extra}" if extra else doc
     for stale in folder.glob("*.md"):
         if stale.name not in wanted:
             log.info("removing stale doc %s", stale)
