@@ -11,10 +11,35 @@ All arithmetic happens here, once per build, so a query only sums a few precompu
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
+from schemarag.assets.lib.typo import build_typo_index
+from schemarag.runtime.artifact.chunk_model import Chunk
 from schemarag.runtime.search.bm25 import K1, B, BM25Arrays
+from schemarag.runtime.search.text_tokens import tokenize
+
+
+@dataclass
+class BM25Statistics:
+    """Everything the lexical side of an index needs: BM25 arrays plus the typo index."""
+
+    arrays: BM25Arrays
+    typo_keys: np.ndarray
+    typo_terms: np.ndarray
+
+
+def index_text(chunk: Chunk) -> str:
+    """What BM25 sees: the text plus title and keywords (identifiers in every form)."""
+    return f"{chunk.title}\n{chunk.text}\n{' '.join(chunk.keywords)}"
+
+
+def compute_bm25(chunks: list[Chunk]) -> BM25Statistics:
+    """The lexical statistics of a chunk set: the one function the asset and benchmarks call."""
+    arrays = build_bm25([tokenize(index_text(c)) for c in chunks])
+    keys, terms = build_typo_index(list(arrays.vocab))
+    return BM25Statistics(arrays=arrays, typo_keys=keys, typo_terms=terms)
 
 
 def build_bm25(docs_tokens: list[list[str]], k1: float = K1, b: float = B) -> BM25Arrays:

@@ -14,15 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from schemarag.assets.lib.artifact_store import ArtifactPayload, publish, read_current, write_artifact
-from schemarag.assets.lib.bm25 import build_bm25
+from schemarag.assets.lib.bm25 import compute_bm25
 from schemarag.assets.lib.chunking import ChunkingConfig
 from schemarag.assets.lib.inputs import build_params
-from schemarag.assets.lib.typo import build_typo_index
 from schemarag.runtime.artifact.chunk_model import Chunk, estimate_tokens, make_chunk_id
 from schemarag.runtime.artifact.format import compute_key
 from schemarag.runtime.schema import Database
 from schemarag.runtime.search.embedding import Embedder
-from schemarag.runtime.search.text_tokens import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -163,8 +161,7 @@ def build_synthetic_index(
             )
         )
     log.info("tokenizing %d synthetic chunks", n_chunks)
-    bm25 = build_bm25([tokenize(c.text) for c in chunks])
-    keys, terms = build_typo_index(list(bm25.vocab))
+    stats = compute_bm25(chunks)  # the build's own function, so the bench indexes what a build would
     vecs = rng.standard_normal((n_chunks, embedder.dimension)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     payload = ArtifactPayload(
@@ -172,9 +169,9 @@ def build_synthetic_index(
         database=db,
         schema_bytes=db.model_dump_json().encode(),
         chunks=chunks,
-        bm25=bm25,
-        typo_keys=keys,
-        typo_terms=terms,
+        bm25=stats.arrays,
+        typo_keys=stats.typo_keys,
+        typo_terms=stats.typo_terms,
         embeddings=vecs,
         model=embedder.identity,
         params=params,
