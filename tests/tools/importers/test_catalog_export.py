@@ -1,0 +1,131 @@
+"""``import catalog``: INFORMATION_SCHEMA-shaped CSV/Parquet exports, shard collapse, nested fields."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from schemarag.runtime.errors import ImportFormatError
+from schemarag.runtime.schema import load_schema
+from schemarag.tools.importers.catalog_export import import_catalog_export
+
+
+def _csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+COLS = ["TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "ORDINAL_POSITION", "DATA_TYPE",
+        "IS_NULLABLE", "COLUMN_COMMENT", "EXTRA_IGNORED"]  # fmt: skip
+
+
+@pytest.fixture
+def export(tmp_path):
+    rows = [
+        ["wh", "sales", "orders", "amount", 3, "NUMBER(10,2)", "YES", "Order total in USD", "x"],
+        ["wh", "sales", "orders", "order_id", 1, "NUMBER", "NO", "", "x"],
+        ["wh", "sales", "orders", "customer_id", 2, "NUMBER", "NO", "Who ordered", "x"],
+        ["wh", "sales", "customers", "id", 1, "NUMBER", "NO", "", ""],
+        ["wh", "sales", "customers", "email", 2, "TEXT", "YES", "Login e-mail", ""],
+        ["wh", "information_schema", "tables", "table_name", 1, "TEXT", "NO", "", ""],
+    ]
+    for day in ("20240101", "20240102", "20240103"):
+        rows += [
+            ["wh", "web", f"events_{day}", "event_id", 1, "STRING", "NO", "", ""],
+            ["wh", "web", f"events_{day}", "customer_id", 2, "NUMBER", "YES", "", ""],
+        ]
+    rows.append(["wh", "web", "events_20240103", "referrer", 3, "STRING", "YES", "Added in 2024", ""])
+    rows += [["wh", "web", "address_1", "street", 1, "TEXT", "YES", "", ""],
+             ["wh", "web", "address_2", "city", 1, "TEXT", "YES", "", ""]]  # fmt: skip
+    columns = _csv(tmp_path / "columns.csv", COLS, rows)
+    tables = _csv(
+        tmp_path / "tables.csv",
+        ["table_schema", "table_name", "table_type", "comment", "row_count"],
+        [["sales", "orders", "BASE TABLE", "One row per order", 120],
+         ["sales", "customers", "VIEW", "Customers", ""],
+         ["web", "events_20240102", "BASE TABLE", "Click events", ""]],
+    )  # fmt: skip
+    fks = _csv(
+        tmp_path / "fks.csv",
+        ["table_schema", "table_name", "column_name", "referenced_table_schema", "referenced_table_name",
+         "referenced_column_name", "constraint_type"],
+        [["sales", "orders", "customer_id", "sales", "customers", "id", "FOREIGN KEY"],
+         ["sales", "orders", "order_id", "", "", "", "PRIMARY KEY"],
+         ["web", "events_20240101", "customer_id", "sales", "customers", "id", "FOREIGN KEY"],
+         ["sales", "orders", "missing_col", "sales", "customers", "id", "FOREIGN KEY"]],
+    )  # fmt: skip
+    return columns, tables, fks
+
+
+def test_csv_export(tmp_path, export):
+    columns, tables, fks = export
+    report = import_catalog_export(columns, tmp_path / "out", database="wh", tables=tables, foreign_keys=fks)
+    db = load_schema(tmp_path / "out" / "wh.json")
+    names = [t.name for t in db.tables]
+    assert names == ["sales.customers", "sales.orders", "web.address_1", "web.address_2", "web.events_*"]
+    orders = db.table("sales.orders")
+    assert [c.name for c in orders.columns] == ["order_id", "customer_id", "amount"]  # ordinal order
+    assert orders.description == "One row per order" and orders.row_count == 120
+    assert orders.column("amount").type == "NUMBER(10,2)" and orders.column("amount").nullable
+    assert orders.column("customer_id").description == "Who ordered"
+    assert orders.primary_key == ["order_id"]
+    assert db.table("sales.customers").description == "Customers (view)"
+    assert sorted(db.foreign_keys()) == [
+        ("sales.orders", "customer_id", "sales.customers", "id"),
+        ("web.events_*", "customer_id", "sales.customers", "id"),  # retargeted from a shard
+    ]
+    assert any("fks.csv: row 5: sales.orders.missing_col is not in --columns" in w for w in report.warnings)
+    assert report.tables == 5 and report.foreign_keys == 2
+
+
+def test_shard_family_collapsed(tmp_path, export):
+    columns, tables, _ = export
+    import_catalog_export(columns, tmp_path / "out", database="wh", tables=tables, dialect="bigquery")
+    db = load_schema(tmp_path / "out" / "wh.json")
+    events = db.table("web.events_*")
+    assert [c.name for c in events.columns] == ["event_id", "customer_id", "referrer"]  # union, newest first
+    assert events.description.startswith("Click events Sharded table family: 3 tables `web.events_20240101`")
+    assert "(pattern `events_YYYYMMDD`, range 20240101 .. 20240103)" in events.description
+    assert "_TABLE_SUFFIX BETWEEN '20240101' AND '20240103'" in events.description
+    assert db.table("web.events_20240102") is None
+    docs = tmp_path / "out" / "wh" / "docs"
+    assert any("Sharded table family" in p.read_text() for p in docs.glob("web_events*.md"))
+
+
+def test_no_collapse_keeps_shards(tmp_path, export):
+    columns, *_ = export
+    import_catalog_export(columns, tmp_path / "out", database="wh", collapse_shards=False)
+    db = load_schema(tmp_path / "out" / "wh.json")
+    assert db.table("web.events_20240102") is not None and db.table("web.events_*") is None
+
+
+def test_parquet_bigquery_field_paths(tmp_path):
+    table = pa.table({
+        "table_schema": ["ds"] * 4,
+        "table_name": ["sessions"] * 4,
+        "column_name": ["session_id", "device", "device", "device"],
+        "field_path": ["session_id", "device", "device.os", "device.browser.name"],
+        "data_type": ["STRING", "STRUCT<os STRING, browser STRUCT<name STRING>>", "STRING", "STRING"],
+        "description": ["", "", "Operating system", "Browser name"],
+    })  # fmt: skip
+    pq.write_table(table, tmp_path / "cols.parquet")
+    import_catalog_export(tmp_path / "cols.parquet", tmp_path / "out", database="bq", dialect="bigquery")
+    db = load_schema(tmp_path / "out" / "bq.json")
+    sessions = db.table("sessions")  # one schema: names stay unqualified
+    assert [c.name for c in sessions.columns] == ["session_id", "device", "device.os", "device.browser.name"]
+    assert sessions.column("device.os").description == "Operating system"
+
+
+def test_missing_header_is_a_clear_error(tmp_path):
+    bad = _csv(tmp_path / "c.csv", ["schema", "tbl", "col"], [["a", "b", "c"]])
+    with pytest.raises(ImportFormatError, match=r"missing column.*table_name"):
+        import_catalog_export(bad, tmp_path / "out", database="x")
+    with pytest.raises(ImportFormatError, match="not found"):
+        import_catalog_export(tmp_path / "nope.csv", tmp_path / "out", database="x")
