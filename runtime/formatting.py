@@ -104,6 +104,21 @@ def _ident(name: str, dialect: str):
     return exp.to_identifier(name, quoted=True if _quote_needed(name, dialect) else None)
 
 
+def table_sql(name: str, dialect: str):
+    """``sales.orders`` -> the table ``orders`` in schema ``sales`` (each part quoted on its own),
+    so warehouse names render as real qualified names, not one quoted identifier with a dot."""
+    from sqlglot import exp
+
+    parts = name.split(".") if all(name.split(".")) else [name]
+    parts = [".".join(parts[:-2]), *parts[-2:]] if len(parts) > 3 else parts
+    idents = [_ident(p, dialect) for p in parts]
+    return exp.Table(
+        this=idents[-1],
+        db=idents[-2] if len(idents) > 1 else None,
+        catalog=idents[-3] if len(idents) > 2 else None,
+    )
+
+
 def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> TableDDL:
     """Render one table's DDL pieces with sqlglot.
 
@@ -126,7 +141,7 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
     for col in table.columns:
         if col.foreign_key is None:
             continue
-        target = exp.Table(this=_ident(col.foreign_key.table, dialect))
+        target = table_sql(col.foreign_key.table, dialect)
         ref = exp.Reference(
             this=exp.Schema(this=target, expressions=[_ident(col.foreign_key.column, dialect)])
         )
@@ -135,7 +150,7 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
     keys = tuple(dict.fromkeys([*pk, *(c for c, _ in fks), *referenced]))
     return TableDDL(
         name=table.name,
-        name_sql=exp.Table(this=_ident(table.name, dialect)).sql(dialect=dialect),
+        name_sql=table_sql(table.name, dialect).sql(dialect=dialect),
         columns=tuple(c.name for c in table.columns),
         column_sql=tuple(col_sql),
         comments=tuple(comments),

@@ -90,6 +90,9 @@ def validate_sql(sql: str, db: Database) -> ValidationReport:
     report.errors.extend(read_only_errors(tree))
     if report.errors:
         return report
+    from schemarag.runtime.querygen.qualified_names import fold_qualified_tables
+
+    tree = fold_qualified_tables(tree, db)  # sales.orders -> the schema's "sales.orders"
     table_errors, report.tables = _check_tables(tree, db)
     if table_errors:
         report.errors.extend(table_errors)
