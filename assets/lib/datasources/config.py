@@ -27,7 +27,7 @@ from schemarag.runtime.json_paths import json_path
 from schemarag.runtime.names import check_name
 
 DEFAULT_DATASOURCES = "data/datasources.yaml"
-DEFAULT_SCHEMAS = {"postgres": ["public"], "duckdb": ["main"], "sqlite": ["main"]}
+DEFAULT_SCHEMAS = {"postgres": ["public"], "duckdb": ["main"], "sqlite": ["main"], "sqlalchemy": []}
 
 
 class Sampling(BaseModel):
@@ -48,7 +48,7 @@ class DatasourceEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str
-    kind: Literal["sqlite", "duckdb", "postgres"]
+    kind: Literal["sqlite", "duckdb", "postgres", "sqlalchemy"]  # sqlalchemy: connection is a URL
     tenant: str
     connection: str = Field(min_length=1)
     description: str = ""

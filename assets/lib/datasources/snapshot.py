@@ -57,6 +57,10 @@ def adapter_for(entry: DatasourceEntry) -> Adapter:
         from schemarag.assets.lib.datasources.adapters.duckdb import DuckDBAdapter
 
         return DuckDBAdapter(entry)
+    if entry.kind == "sqlalchemy":
+        from schemarag.assets.lib.datasources.adapters.sqlalchemy import SQLAlchemyAdapter
+
+        return SQLAlchemyAdapter(entry)
     from schemarag.assets.lib.datasources.adapters.postgres import PostgresAdapter
 
     return PostgresAdapter(entry)
@@ -106,6 +110,7 @@ def take_snapshot(entry: DatasourceEntry, now: dt.datetime | None = None) -> Sna
     with adapter_for(entry) as adapter:
         raw = _readable(entry, adapter.tables(), result_info["skipped"])
         tables = _build_tables(entry, adapter, raw, result_info)
+        dialect = adapter.dialect or entry.kind  # sqlalchemy: known only once connected
     if not tables:
         raise DatasourceError(
             f"datasource {entry.name!r}: no tables found in schema(s) "
@@ -116,7 +121,7 @@ def take_snapshot(entry: DatasourceEntry, now: dt.datetime | None = None) -> Sna
         db = Database(
             name=entry.name,
             description=entry.description,
-            dialect=entry.kind,
+            dialect=dialect,
             tables=tables,
             tenant=entry.tenant,
         )
