@@ -3,6 +3,7 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
+from schemarag.assets.lib import progress
 from schemarag.assets.lib.bm25 import BM25Statistics, compute_bm25
 from schemarag.assets.lib.chunking import ChunkSet
 from schemarag.assets.partitions import databases_partitions
@@ -14,6 +15,7 @@ def bm25_statistics(
     context: AssetExecutionContext, source_snapshot: SourceSnapshot, doc_chunks: ChunkSet
 ) -> dg.Output[BM25Statistics | None]:
     """Per-(term, chunk) BM25 weights in CSC arrays plus the vocabulary; skipped if already built."""
+    progress.stage(context.partition_key, "bm25_statistics")
     if source_snapshot.existing:
         return dg.Output(None, metadata={"skipped": "artifact already built"})
     stats = compute_bm25(doc_chunks.chunks)

@@ -1,11 +1,13 @@
 """Stage 4: fastembed passage vectors, cached per chunk text and model."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import dagster as dg
 import numpy as np
 from dagster import AssetExecutionContext
 
+from schemarag.assets.lib import progress
 from schemarag.assets.lib.chunking import ChunkSet
 from schemarag.assets.lib.embedding_cache import EmbeddingCache, text_key
 from schemarag.assets.partitions import databases_partitions
@@ -28,15 +30,34 @@ def embed_text(chunk: Chunk) -> str:
     return f"{chunk.title}\n{chunk.text}"
 
 
-def embed_chunks(chunks: list[Chunk], embedder: Embedder, cache: EmbeddingCache | None) -> ChunkEmbeddings:
+# Texts are embedded in slices of this many, shortest first, so progress can be reported between
+# slices; a multiple of passage_embed's batch of 16 keeps exactly the batches one call would make.
+EMBED_SLICE = 64
+
+
+def embed_chunks(
+    chunks: list[Chunk],
+    embedder: Embedder,
+    cache: EmbeddingCache | None,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> ChunkEmbeddings:
+    """Vectors for ``chunks``; ``on_batch(done, total)`` after each slice of newly embedded texts."""
     texts = [embed_text(c) for c in chunks]
     keys = [text_key(t) for t in texts]
     cached = cache.get_many(keys) if cache else {}
     missing = [i for i, k in enumerate(keys) if k not in cached]
     fresh: dict[str, np.ndarray] = {}
     if missing:
-        vecs = embedder.passage_embed([texts[i] for i in missing])
-        fresh = {keys[i]: vecs[j] for j, i in enumerate(missing)}
+        order = sorted(missing, key=lambda i: len(texts[i]))
+        if on_batch:  # load the model before the clock starts, so chunks/s measures embedding alone
+            embedder.passage_embed([texts[order[0]]])
+            on_batch(0, len(order))
+        for start in range(0, len(order), EMBED_SLICE):
+            part = order[start : start + EMBED_SLICE]
+            vecs = embedder.passage_embed([texts[i] for i in part])
+            fresh.update({keys[i]: vecs[j] for j, i in enumerate(part)})
+            if on_batch:
+                on_batch(start + len(part), len(order))
         if cache:
             cache.put_many(fresh)
     out = np.zeros((len(chunks), embedder.dimension), dtype=np.float32)
@@ -58,6 +79,7 @@ def chunk_embeddings(
     index_paths: IndexPaths,
 ) -> dg.Output[ChunkEmbeddings | None]:
     """One L2-normalised vector per chunk; unchanged chunk texts come from the embedding cache."""
+    progress.stage(context.partition_key, "chunk_embeddings")
     if source_snapshot.existing:
         return dg.Output(None, metadata={"skipped": "artifact already built"})
     embedder = embedding_model.embedder()
@@ -65,7 +87,13 @@ def chunk_embeddings(
         embedding_cache_dir(index_paths.artifacts_path()), embedder.checksum, embedder.dimension
     )
     try:
-        result = embed_chunks(doc_chunks.chunks, embedder, cache)
+        db = context.partition_key
+        result = embed_chunks(
+            doc_chunks.chunks,
+            embedder,
+            cache,
+            on_batch=lambda done, total: progress.advance(db, "chunk_embeddings", done, total, "chunk"),
+        )
     finally:
         cache.close()
     context.log.info(f"embedded {len(result.embedded_chunk_ids)} chunks, {result.cache_hits} from cache")

@@ -3,6 +3,7 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
+from schemarag.assets.lib import progress
 from schemarag.assets.lib.chunking import ChunkingConfig, ChunkSet, chunk_database, decode_docs
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.source_snapshot import SourceSnapshot
@@ -19,6 +20,7 @@ def make_chunks(snap: SourceSnapshot) -> ChunkSet:
 @dg.asset(partitions_def=databases_partitions, group_name="index", compute_kind="markdown-it")
 def doc_chunks(context: AssetExecutionContext, source_snapshot: SourceSnapshot) -> dg.Output[ChunkSet]:
     """Overview, column, query, relationship, example, table and database chunks with metadata."""
+    progress.stage(context.partition_key, "doc_chunks")
     result = make_chunks(source_snapshot)
     for w in result.warnings:
         context.log.warning(w)

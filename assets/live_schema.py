@@ -13,6 +13,7 @@ step before anything is written, so the run stops and the published artifact is 
 import dagster as dg
 from dagster import AssetExecutionContext
 
+from schemarag.assets.lib import progress
 from schemarag.assets.lib.datasources.docs_init import docs_init
 from schemarag.assets.lib.datasources.tenancy import find_datasource
 from schemarag.assets.partitions import databases_partitions
@@ -22,6 +23,7 @@ from schemarag.assets.resources import IndexPaths
 @dg.asset(partitions_def=databases_partitions, group_name="index", compute_kind="sql")
 def live_schema_snapshot(context: AssetExecutionContext, index_paths: IndexPaths) -> dg.MaterializeResult:
     """Snapshot + docs init of a live datasource (fingerprint, version, changed) or a no-op."""
+    progress.stage(context.partition_key, "live_schema_snapshot")
     db = context.partition_key
     entry = find_datasource(db, index_paths.datasources_path(), index_paths.tenant)
     if entry is None:

@@ -9,6 +9,7 @@ from dagster import AssetExecutionContext
 
 from schemarag.assets.bm25_statistics import BM25Statistics
 from schemarag.assets.chunk_embeddings import ChunkEmbeddings
+from schemarag.assets.lib import progress
 from schemarag.assets.lib.artifact_store import ArtifactPayload, prune, publish, read_current, write_artifact
 from schemarag.assets.lib.chunking import ChunkSet
 from schemarag.assets.partitions import databases_partitions
@@ -110,6 +111,7 @@ def published_index(
     chunk_embeddings: ChunkEmbeddings | None,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """``artifacts/<db>/<key>/`` (Parquet, BM25 arrays, vectors, LanceDB) and the CURRENT pointer."""
+    progress.stage(context.partition_key, "published_index")
     root = source_snapshot.root
     out = publish_index(
         source_snapshot,

@@ -3,6 +3,7 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
+from schemarag.assets.lib import progress
 from schemarag.assets.lib.datasources.tenancy import check_build_tenant
 from schemarag.assets.lib.inputs import SourceSnapshot, read_sources
 from schemarag.assets.live_schema import live_schema_snapshot
@@ -20,6 +21,7 @@ def source_snapshot(
     context: AssetExecutionContext, index_paths: IndexPaths, embedding_model: EmbeddingModel
 ) -> dg.Output[SourceSnapshot]:
     """Schema JSON and markdown docs of one database, hashed into the artifact key."""
+    progress.stage(context.partition_key, "source_snapshot")
     db = context.partition_key
     model = embedding_model.embedder().identity
     snap = read_sources(

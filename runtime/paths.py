@@ -11,7 +11,9 @@ Layout (see README "Artifacts"):
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from schemarag.runtime.names import check_name
@@ -61,3 +63,57 @@ def list_databases(data: Path) -> list[str]:
         except ValueError:
             continue
     return out
+
+
+def did_you_mean(value: str, candidates: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest candidate (difflib), else ``""``.
+
+    Case-insensitive, so ``ECOMERCE`` still finds ``ecommerce``.
+
+    >>> did_you_mean("ecomerce", ["b2b_saas", "ecommerce"])
+    "; did you mean 'ecommerce'?"
+    >>> did_you_mean("zzz", ["ecommerce"])
+    ''
+    """
+    by_lower = {c.lower(): c for c in candidates}
+    match = difflib.get_close_matches(str(value).lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"; did you mean {by_lower[match[0]]!r}?" if match else ""
+
+
+def _published(folder: Path) -> list[str]:
+    """Database folders under ``folder`` that hold a ``CURRENT`` pointer (reserved names skipped)."""
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p.name for p in folder.iterdir() if not p.name.startswith("_") and (p / "CURRENT").is_file()
+    )
+
+
+def published_databases(artifacts: Path, tenant: str | None = None) -> list[str]:
+    """Databases with a published index: the default namespace, or one tenant's folder."""
+    if tenant is None:
+        return _published(artifacts)
+    return _published(artifacts / "_tenants" / check_name(tenant, "tenant"))
+
+
+def tenants(artifacts: Path) -> list[str]:
+    """Tenant folders under ``<artifacts>/_tenants`` (valid names only), sorted."""
+    root = artifacts / "_tenants"
+    if not root.is_dir():
+        return []
+    out = []
+    for p in sorted(root.iterdir()):
+        try:
+            if p.is_dir():
+                out.append(check_name(p.name, "tenant"))
+        except ValueError:
+            continue
+    return out
+
+
+def tenants_publishing(artifacts: Path, db: str) -> list[str]:
+    """Tenants under which ``db`` has a published index (for "add --tenant T" hints).
+
+    For the local CLI only: a server must never tell one caller which tenants exist.
+    """
+    return [t for t in tenants(artifacts) if (artifacts / "_tenants" / t / db / "CURRENT").is_file()]

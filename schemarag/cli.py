@@ -15,12 +15,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import sys
 from collections.abc import Sequence
 
 from schemarag import __version__
 from schemarag._extras import missing_extra_hint
 from schemarag.runtime.errors import SchemaragError
+from schemarag.runtime.paths import did_you_mean
 
 # name -> (dotted module, one-line help); the module is imported only when its command runs
 _Q, _P, _T = "schemarag.runtime.commands", "schemarag.pipelines.commands", "schemarag.tools.commands"
@@ -46,6 +48,28 @@ def add_location_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a misspelt command or choice (difflib).
+
+    Python 3.11's argparse lists every choice but suggests none; sub-parsers (``docs init``,
+    ``bench retrieve``) inherit this class, so their choices get the same hint.
+    """
+
+    def error(self, message: str):  # type: ignore[override]
+        m = _INVALID_CHOICE.search(message)
+        if m:
+            choices = [c.strip().strip("'") for c in m.group(2).split(",")]
+            hint = did_you_mean(m.group(1), choices)
+            if hint:
+                message = (
+                    f"{message[: m.start()]}invalid choice: {m.group(1)!r}{hint} (choose from {m.group(2)})"
+                )
+        super().error(message)
+
+
 def _load(name: str):
     module, _ = COMMANDS[name]
     with missing_extra_hint(f"schemarag {name}"):
@@ -53,7 +77,7 @@ def _load(name: str):
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="schemarag", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="schemarag", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"schemarag {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -61,6 +85,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_location_options(p)
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or hints on stderr")
         if name == chosen:
             _load(name).add_arguments(p)
     return parser

@@ -16,9 +16,16 @@ import time
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.lib.datasources.tenancy import check_build_tenant, find_datasource
 from schemarag.assets.lib.inputs import read_sources
+from schemarag.pipelines.commands.build_feedback import (
+    build_progress,
+    next_step,
+    progress_enabled,
+    tenant_selection,
+    unknown_database_hint,
+)
 from schemarag.runtime.errors import SchemaFileError, SchemaragError
 from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import artifacts_dir, data_dir, list_databases
+from schemarag.runtime.paths import artifacts_dir, data_dir, list_databases, tenants
 from schemarag.runtime.search.embedding import Embedder
 
 
@@ -56,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     model = Embedder.get().identity
     tenant = check_name(args.tenant, "tenant") if args.tenant is not None else None
+    if tenant is not None and not args.db:  # only that tenant's databases; say which were left out
+        dbs, skipped = tenant_selection(dbs, tenant, data, args.datasources, set(tenants(artifacts)))
+        if skipped:
+            print(f"skipped {len(skipped)} database(s) not of tenant {tenant!r}: {', '.join(skipped)}")
     todo, rows, failures = [], [], 0
+    published: list[tuple[str, str]] = []  # (database, tenant) now served: for the next-step hint
     for db in dbs:
         try:
             if find_datasource(db, args.datasources, tenant) is not None:
@@ -65,20 +77,29 @@ def run(args: argparse.Namespace) -> int:
             snap = read_sources(data, db, model, artifacts, tenant=tenant)
             check_build_tenant(snap.database, tenant)
         except SchemaragError as exc:
-            rows.append(f"{db:<24} FAILED   {exc}")
+            rows.append(f"{db:<24} FAILED   {exc}{unknown_database_hint(db, data, args.datasources)}")
             failures += 1
             continue
         if snap.existing and read_current(snap.root) == snap.key and not args.force_dagster:
             rows.append(f"{db:<24} unchanged key={snap.key}")
+            published.append((db, tenant or ""))
         else:
             todo.append(db)
     if todo:
-        _log(f"building {len(todo)} database(s) with Dagster: {', '.join(todo)}")
+        if not args.quiet:
+            _log(f"building {len(todo)} database(s) with Dagster: {', '.join(todo)}")
         from schemarag.pipelines.build import build_databases
 
-        reports = build_databases(
-            todo, data, artifacts, progress=_log, tenant=tenant, datasources=args.datasources
-        )
+        bars = progress_enabled(args.quiet)
+        with build_progress(todo, bars):
+            reports = build_databases(
+                todo,
+                data,
+                artifacts,
+                progress=None if (bars or args.quiet) else _log,
+                tenant=tenant,
+                datasources=args.datasources,
+            )
         for r in reports:
             if not r.ok:
                 failures += 1
@@ -92,7 +113,10 @@ def run(args: argparse.Namespace) -> int:
                 f"{r.database:<24} {state} key={r.key} tables={r.tables} chunks={r.chunks} "
                 f"embedded={r.embedded} cached={r.cache_hits}{extra}"
             )
+            published.append((r.database, r.tenant))
     for row in rows:
         print(row)
     print(f"done in {time.perf_counter() - start:.2f}s; {failures} failed")
+    if not args.quiet:
+        _log(next_step(published, data))
     return 1 if failures else 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from schemarag.runtime.paths import data_dir
 
@@ -73,4 +74,11 @@ def run(args: argparse.Namespace) -> int:
             shown = ", ".join(items[:20]) + (f", ... ({len(items)} total)" if len(items) > 20 else "")
             print(f"  {label}: {shown}")
     print(f"  timing: introspection {res.snapshot_seconds:.2f}s, total {res.total_seconds:.2f}s")
+    if not getattr(args, "quiet", False):  # the one line a new user needs: what to run now
+        where = f" --data {args.data}" if args.data else ""
+        tenant = f" --tenant {res.tenant}" if res.tenant else ""
+        print(
+            f"next: edit {res.docs_folder}, then schemarag build{where}{tenant} --db {res.name}",
+            file=sys.stderr,
+        )
     return 0

@@ -131,4 +131,8 @@ def run(args: argparse.Namespace) -> int:
     )
     for name in report.databases:
         print(name)
+    if report.databases and not getattr(args, "quiet", False):
+        where = "" if out == data_dir(args.data) else f" --data {out}"
+        which = f" --db {report.databases[0]}" if len(report.databases) == 1 else ""
+        print(f"next: schemarag build{where}{which}", file=sys.stderr)
     return 0

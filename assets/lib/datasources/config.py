@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.json_paths import json_path
 from schemarag.runtime.names import check_name
+from schemarag.runtime.paths import did_you_mean
 
 DEFAULT_DATASOURCES = "data/datasources.yaml"
 DEFAULT_SCHEMAS = {"postgres": ["public"], "duckdb": ["main"], "sqlite": ["main"], "sqlalchemy": []}
@@ -194,4 +195,5 @@ def get_datasource(name: str, path: str | Path | None = None) -> DatasourceEntry
         if entry.name.lower() == name.lower():
             return entry
     known = ", ".join(e.name for e in entries) or "none"
-    raise ConfigError(f"{datasources_path(path)}: no datasource named {name!r} (defined: {known})")
+    hint = did_you_mean(name, [e.name for e in entries])
+    raise ConfigError(f"{datasources_path(path)}: no datasource named {name!r}{hint} (defined: {known})")
