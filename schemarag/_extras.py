@@ -26,6 +26,8 @@ EXTRA_BY_MODULE: dict[str, str] = {
     "psycopg": "postgres",
     "matplotlib": "eval",
     "starlette": "serve",
+    "fastapi": "serve",
+    "orjson": "serve",
     "uvicorn": "serve",
     "mcp": "serve",
     "prometheus_client": "serve",

@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": (f"{_T}.import_cmd", "import a Spider/BIRD catalog as schemas and docs"),
     "eval": (f"{_T}.eval_cmd", "evaluate retrieval on a question file"),
     "bench": (f"{_T}.bench_cmd", "benchmarks: build throughput, retrieval latency, prompt size"),
+    "serve": (f"{_Q}.serve_cmd", "serve the HTTP API (and MCP at /mcp) over the artifacts"),
+    "mcp": (f"{_Q}.mcp_cmd", "the MCP schema tools over stdio, for a desktop/IDE client"),
 }
 
 
