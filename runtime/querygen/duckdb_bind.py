@@ -3,9 +3,11 @@
 sqlglot's qualifier knows names but not types, GROUP BY rules or function signatures; DuckDB's
 binder does. The query is transpiled from the database's dialect, table qualifiers
 (``catalog.schema.``) are dropped because the empty tables live in DuckDB's default schema,
-and ``EXPLAIN`` binds and plans without running anything. The connection has external access
-disabled and its configuration locked, so even a query that slipped past the read-only check
-cannot touch files.
+and ``EXPLAIN`` binds and plans without running anything. The connection has external access,
+extension auto-install and extension auto-load disabled and its configuration locked
+(:data:`SANDBOX`), so even a query that slipped past the allow-list cannot touch files, reach the
+network, or make DuckDB download an extension (a ``sqlite_scan(...)`` in untrusted SQL used to
+trigger "trying to automatically install sqlite_scanner").
 
 DuckDB is stricter than some source dialects (SQLite adds text to numbers; MySQL allows bare
 columns next to aggregates), so for them only name errors are errors and type or function
@@ -24,6 +26,14 @@ from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
 
+# Settings of every binder connection; ``lock_configuration`` is set after the tables exist, so the
+# query under test cannot undo any of them.
+SANDBOX = {
+    "enable_external_access": False,  # no files, no httpfs, no ATTACH
+    "autoinstall_known_extensions": False,  # never download an extension because a query named it
+    "autoload_known_extensions": False,  # never load one either
+    "allow_community_extensions": False,
+}
 # Dialects sqlglot can transpile to DuckDB well enough for binding to mean something.
 BIND_DIALECTS = frozenset({"duckdb", "postgres", "sqlite", "mysql", "snowflake", "bigquery", "tsql"})
 # Dialects that reject a bare column next to an aggregate, as DuckDB does.
@@ -44,7 +54,7 @@ class _Catalog:
         import duckdb
 
         self.lock = threading.Lock()
-        self.con = duckdb.connect(":memory:", config={"enable_external_access": False})
+        self.con = duckdb.connect(":memory:", config=dict(SANDBOX))
         self._types: dict[str, str] = {}
         for table in db.tables:
             cols = ", ".join(f"{_quote(c.name)} {self._duck_type(c.type, db.dialect)}" for c in table.columns)
@@ -100,20 +110,23 @@ def _catalog(db: Database) -> _Catalog:
         return _catalogs[key]
 
 
-def bind_check(tree: Any, db: Database) -> BindResult:
-    """Bind the parsed query ``tree`` (in ``db.dialect``) in DuckDB; see the module docstring."""
+def bind_check(tree: Any, db: Database, copy: bool = True) -> BindResult:
+    """Bind the parsed query ``tree`` (in ``db.dialect``) in DuckDB; see the module docstring.
+
+    ``copy=False`` lets the caller hand over a tree it no longer needs (its table qualifiers are
+    then dropped in place), saving a deep copy that costs more than the bind on large queries."""
     import duckdb
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel, SqlglotError
 
     if db.dialect not in BIND_DIALECTS:
         return BindResult(False, warnings=[f"DuckDB bind skipped: dialect {db.dialect!r} cannot be emulated"])
-    copy = tree.copy()
-    for table in copy.find_all(exp.Table):
+    work = tree.copy() if copy else tree
+    for table in work.find_all(exp.Table):
         table.set("db", None)
         table.set("catalog", None)
     try:
-        duck_sql = copy.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
+        duck_sql = work.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as exc:
         return BindResult(False, warnings=[f"DuckDB bind skipped: cannot transpile to DuckDB ({exc})"])
     catalog = _catalog(db)

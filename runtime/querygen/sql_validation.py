@@ -1,15 +1,20 @@
 """Check SQL a model wrote against the authoritative schema before anyone runs it.
 
 The docs are never consulted here: only :class:`~schemarag.runtime.schema.Database`, because a doc can be
-stale while the schema file (or live snapshot) is what the database really has. Four checks, in
+stale while the schema file (or live snapshot) is what the database really has. Five checks, in
 order, each cheaper than the next and each stopping the pipeline when it fails:
 
-1. it parses in the database's dialect (sqlglot);
-2. it is one read-only statement (the expression tree is walked, so a ``DELETE`` hidden in a CTE
-   or a ``SELECT ... INTO`` is caught, not just the first keyword);
-3. every table and column exists (tables directly; columns through sqlglot's ``qualify``, which
-   resolves aliases, CTEs and subqueries);
-4. it binds in DuckDB against empty tables created from the schema (:mod:`.duckdb_bind`).
+1. it is within size and nesting bounds, checked before parsing (:mod:`.sql_bounds`), so hostile
+   input costs time linear in its length and never exhausts the stack;
+2. it parses in the database's dialect (sqlglot) as exactly one query;
+3. it is a plain query by *allow-list* (:mod:`.allowlist`): every node of the tree is a type a
+   ``SELECT`` is made of (a ``DELETE`` hidden in a CTE, ``SELECT ... INTO``, ``FOR UPDATE`` are
+   not) and every function is a reviewed side-effect-free one for the dialect, so an unknown
+   function such as ``pg_sleep_for`` or ``lo_put`` is rejected by name, never merely warned about;
+4. every table and column exists (tables directly; columns through sqlglot's ``qualify``, which
+   resolves aliases, CTEs and subqueries, for trees small enough to qualify quickly);
+5. it binds in DuckDB against empty tables created from the schema (:mod:`.duckdb_bind`), on a
+   connection that cannot reach files, the network or the extension repository.
 
 Identifier matching is case-insensitive in every dialect: models vary case freely and most
 engines fold it, so strict PostgreSQL quoted-case rules are not enforced.
@@ -22,6 +27,8 @@ Example:
     True
     >>> validate_sql("DELETE FROM users", db).errors
     ['not read-only: DELETE statement; only SELECT queries are allowed']
+    >>> validate_sql("SELECT id, sqlite_version() FROM users", db).errors
+    ['not allowed: function sqlite_version() is not on the sqlite allow-list of side-effect-free functions']
 """
 
 from __future__ import annotations
@@ -31,23 +38,17 @@ import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from schemarag.runtime.querygen.allowlist import disallowed
+from schemarag.runtime.querygen.sql_bounds import (
+    DEFAULT_LIMITS,
+    SQLBoundsError,
+    SQLLimits,
+    measure,
+    parse_bounded,
+)
 from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
-
-# Functions that read files, reach the network, sleep or change state although called from a
-# SELECT. Lower-case names as sqlglot reports them for unknown (Anonymous) functions.
-FORBIDDEN_FUNCTIONS = frozenset(
-    {
-        "read_csv", "read_csv_auto", "read_json", "read_json_auto", "read_ndjson", "read_ndjson_auto",
-        "read_parquet", "parquet_scan", "read_text", "read_blob", "glob", "sniff_csv", "query_table",
-        "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "lo_import", "lo_export",
-        "dblink", "dblink_exec", "pg_sleep", "pg_terminate_backend", "pg_cancel_backend",
-        "pg_reload_conf", "set_config", "nextval", "setval", "pg_advisory_lock", "load_extension",
-        "readfile", "writefile", "load_file", "sleep", "benchmark", "xp_cmdshell", "openrowset",
-        "opendatasource", "openquery",
-    }
-)  # fmt: skip
 
 
 @dataclass
@@ -66,9 +67,8 @@ class ValidationReport:
         return d
 
 
-def validate_sql(sql: str, db: Database) -> ValidationReport:
-    """Validate ``sql`` for ``db`` (see the module docstring for the checks)."""
-    import sqlglot
+def validate_sql(sql: str, db: Database, limits: SQLLimits = DEFAULT_LIMITS) -> ValidationReport:
+    """Validate ``sql`` for ``db`` (see the module docstring for the checks and ``limits``)."""
     from sqlglot.errors import SqlglotError
 
     report = ValidationReport(valid=False)
@@ -76,7 +76,10 @@ def validate_sql(sql: str, db: Database) -> ValidationReport:
         report.errors.append("empty SQL: the answer's 'query' must be one SELECT statement")
         return report
     try:
-        statements = [s for s in sqlglot.parse(sql, read=db.dialect) if s is not None]
+        statements = parse_bounded(sql, db.dialect, limits)
+    except SQLBoundsError as exc:
+        report.errors.append(str(exc))
+        return report
     except SqlglotError as exc:
         report.errors.append(f"does not parse as {db.dialect} SQL: {_first_line(exc)}")
         return report
@@ -86,62 +89,56 @@ def validate_sql(sql: str, db: Database) -> ValidationReport:
     if len(statements) > 1:
         report.errors.append(f"multiple statements ({len(statements)}): return exactly one SELECT statement")
         return report
-    tree = statements[0]
-    report.errors.extend(read_only_errors(tree))
+    try:
+        _check(sql, statements[0], db, limits, report)
+    except RecursionError:  # a backstop: the bounds above should make this unreachable
+        report.errors.append("SQL nested too deeply to validate; flatten the expression")
+    report.valid = not report.errors
+    return report
+
+
+def _check(sql: str, tree: Any, db: Database, limits: SQLLimits, report: ValidationReport) -> None:
+    """Checks 3-5 of the module docstring, appending to ``report``."""
+    report.errors.extend(read_only_errors(tree, db.dialect))
     if report.errors:
-        return report
+        return
     from schemarag.runtime.querygen.qualified_names import fold_qualified_tables
 
     tree = fold_qualified_tables(tree, db)  # sales.orders -> the schema's "sales.orders"
     table_errors, report.tables = _check_tables(tree, db)
     if table_errors:
         report.errors.extend(table_errors)
-        return report
+        return
     if db.dialect == "sqlite":
         tree = _sqlite_string_identifiers(tree, sql, db)
-    column_errors, column_warnings = _check_columns(tree, db, report.tables)
-    report.errors.extend(column_errors)
-    report.warnings.extend(column_warnings)
-    if report.errors:
-        return report
+    nodes, _ = measure(tree)
+    if nodes > limits.qualify_max_nodes:
+        report.warnings.append(
+            f"column check by sqlglot skipped: {nodes:,} expression nodes > {limits.qualify_max_nodes:,}; "
+            "DuckDB's binder checks the names"
+        )
+    else:
+        column_errors, column_warnings = _check_columns(tree, db, report.tables)
+        report.errors.extend(column_errors)
+        report.warnings.extend(column_warnings)
+        if report.errors:
+            return
     from schemarag.runtime.querygen.duckdb_bind import bind_check
 
-    bind = bind_check(tree, db)
+    bind = bind_check(tree, db, copy=False)  # the last step: the tree may be rewritten
     report.bind_checked = bind.checked
     report.errors.extend(bind.errors)
     report.warnings.extend(bind.warnings)
-    report.valid = not report.errors
-    return report
 
 
-def read_only_errors(tree: Any) -> list[str]:
-    """Reasons ``tree`` is not a pure read (empty when it is a plain query)."""
+def read_only_errors(tree: Any, dialect: str = "postgres") -> list[str]:
+    """Reasons ``tree`` is not one plain, side-effect-free query (empty when it is one)."""
     from sqlglot import exp
 
     if not isinstance(tree, exp.Query):
         kind = tree.key.upper() if isinstance(tree, exp.Expression) else type(tree).__name__
         return [f"not read-only: {kind} statement; only SELECT queries are allowed"]
-    forbidden = (
-        exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Pragma,
-        exp.Attach, exp.Detach, exp.Command, exp.Set, exp.Use, exp.Copy, exp.Transaction, exp.Commit,
-        exp.Rollback, exp.Grant, exp.TruncateTable, exp.Into, exp.Lock, exp.LoadData, exp.Describe,
-    )  # fmt: skip
-    errors: list[str] = []
-    for node in tree.walk():
-        if isinstance(node, exp.Select) and not node.expressions:
-            errors.append("incomplete query: a SELECT without a column list")
-        elif isinstance(node, forbidden):
-            what = {"into": "SELECT ... INTO", "lock": "FOR UPDATE/SHARE locking"}.get(
-                node.key, node.key.upper()
-            )
-            errors.append(f"not read-only: the query contains {what}; only plain SELECT queries are allowed")
-        elif isinstance(node, exp.Func):
-            name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
-            if name in FORBIDDEN_FUNCTIONS:
-                errors.append(
-                    f"not allowed: function {name}() reads files, reaches the network or changes state"
-                )
-    return sorted(set(errors), key=errors.index)
+    return disallowed(tree, dialect)
 
 
 def _check_tables(tree: Any, db: Database) -> tuple[list[str], list[str]]:
@@ -168,12 +165,14 @@ def _check_tables(tree: Any, db: Database) -> tuple[list[str], list[str]]:
 
 
 def _sqlite_string_identifiers(tree: Any, sql: str, db: Database) -> Any:
-    """SQLite reads an unresolvable ``"double-quoted"`` identifier as a string literal; do the same."""
+    """SQLite reads an unresolvable ``"double-quoted"`` identifier as a string literal; do the same.
+
+    Rewrites ``tree`` in place (it is :func:`validate_sql`'s own parse; copying a large tree costs
+    more than parsing it)."""
     from sqlglot import exp
 
     columns = {c.name.lower() for t in db.tables for c in t.columns}
     aliases = {a.alias.lower() for a in tree.find_all(exp.Alias)}
-    tree = tree.copy()
     for col in list(tree.find_all(exp.Column)):
         ident = col.this
         if col.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
@@ -211,7 +210,7 @@ def _check_columns(tree: Any, db: Database, tables: list[str]) -> tuple[list[str
         if "could not be resolved" in message or "Unknown column" in message or "Ambiguous" in message:
             return [_column_message(message, db, tables)], []
         return [], [f"column check incomplete: {message}"]
-    except (SqlglotError, ValueError, KeyError, TypeError) as exc:
+    except (SqlglotError, ValueError, KeyError, TypeError, RecursionError) as exc:
         # sqlglot's qualifier does not cover every construct; DuckDB's binder still checks.
         return [], [f"column check skipped ({type(exc).__name__}: {_first_line(exc)})"]
     return [], []

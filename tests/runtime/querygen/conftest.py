@@ -202,3 +202,9 @@ def shop() -> Database:
 @pytest.fixture
 def shop_pg() -> Database:
     return Database.model_validate({**SHOP, "dialect": "postgres"})
+
+
+@pytest.fixture
+def shop_in() -> Any:
+    """Factory: the shop schema in another dialect (``shop_in("duckdb")``)."""
+    return lambda dialect: Database.model_validate({**SHOP, "dialect": dialect})

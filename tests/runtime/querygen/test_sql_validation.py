@@ -95,7 +95,8 @@ def test_unknown_table_suggests_close_names(shop: Database) -> None:
         ),
         (
             "SELECT load_extension('evil.so')",
-            "not allowed: function load_extension() reads files, reaches the network or changes state",
+            "not allowed: function load_extension() is not on the sqlite allow-list of "
+            "side-effect-free functions",
         ),
     ],
 )
@@ -115,7 +116,7 @@ def test_file_reading_function_is_rejected_in_duckdb() -> None:
         {"name": "t", "columns": [{"name": "id", "type": "INTEGER"}]}]})  # fmt: skip
     report = validate_sql("SELECT * FROM read_csv('/etc/passwd')", db)
     assert report.errors == [
-        "not allowed: function read_csv() reads files, reaches the network or changes state"
+        "not allowed: function read_csv() is not on the duckdb allow-list of side-effect-free functions"
     ]
 
 
