@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
-from schemarag.runtime.schema import Column, Database, Table
+from schemarag.runtime.schema import Column, Database, Table, check_type_text
 
 if TYPE_CHECKING:
     from schemarag.runtime.search.results import RetrievalResult
@@ -52,8 +52,9 @@ def _data_type(col: Column, dialect: str):
 
     try:
         return exp.DataType.build(col.type or "TEXT", dialect=dialect)
-    except Exception:  # an exotic or vendor type: keep it verbatim as a user-defined type
-        return exp.DataType.build(col.type or "TEXT", udt=True)
+    except Exception:  # an exotic or vendor type: keep it verbatim as a user-defined type,
+        # once it is known not to break out of its DDL line (schema load checks it too)
+        return exp.DataType.build(check_type_text(col.type or "TEXT"), udt=True)
 
 
 def _restates(description: str, name: str) -> bool:

@@ -18,16 +18,59 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from schemarag.runtime.errors import SchemaFileError
 from schemarag.runtime.json_paths import json_path
 
 SUPPORTED_DIALECTS = ("postgres", "sqlite", "duckdb", "mysql", "bigquery", "snowflake", "tsql")
+
+
+MAX_TYPE_CHARS = 256
+_TYPE_FORBIDDEN = re.compile(r";|--|/\*|\*/|[\x00-\x1f\x7f\\]")
+_TYPE_PAIRS = {"(": ")", "[": "]", "<": ">"}
+
+
+def check_type_text(value: str) -> str:
+    """A column type that cannot break out of its line in rendered DDL (the type is printed
+    verbatim when sqlglot does not know it): no ``;``, comments or control characters,
+    brackets and quotes balanced, no ``,`` outside brackets. Real types all pass:
+    ``NUMERIC(12,2)``, ``enum('a','b')``, ``STRUCT(a INT, b TEXT)``, ``timestamp with time zone``.
+
+    >>> check_type_text("NUMERIC(12, 2)")
+    'NUMERIC(12, 2)'
+    >>> check_type_text('"from" weird type ); DROP,')
+    Traceback (most recent call last):
+    ...
+    ValueError: type '"from" weird type ); DROP,' contains ';', which could end the column in DDL; ...
+    """
+    fix = "use a plain SQL type such as TEXT or VARCHAR(20)"
+    if len(value) > MAX_TYPE_CHARS:
+        raise ValueError(f"type is {len(value)} characters, at most {MAX_TYPE_CHARS} are allowed; {fix}")
+    bad = _TYPE_FORBIDDEN.search(value)
+    if bad:
+        raise ValueError(f"type {value!r} contains {bad.group()!r}, which could end the column in DDL; {fix}")
+    stack: list[str] = []
+    quote = ""
+    for ch in value:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in _TYPE_PAIRS:
+            stack.append(_TYPE_PAIRS[ch])
+        elif ch in ")]>" and (not stack or stack.pop() != ch):
+            raise ValueError(f"type {value!r} has an unbalanced {ch!r}; {fix}")
+        elif ch == "," and not stack:
+            raise ValueError(f"type {value!r} has a ',' outside brackets (another column?); {fix}")
+    if quote or stack:
+        raise ValueError(f"type {value!r} has an unclosed {quote or stack[-1]!r}; {fix}")
+    return value
 
 
 class ForeignKey(BaseModel):
@@ -52,6 +95,11 @@ class Column(BaseModel):
     sample_values: list[str] = Field(default_factory=list)
     stats: dict[str, Any] = Field(default_factory=dict)
     pii: bool = False
+
+    @field_validator("type")
+    @classmethod
+    def _type_text(cls, value: str) -> str:
+        return check_type_text(value)
 
 
 class Table(BaseModel):

@@ -8,18 +8,27 @@ Order of operations, each step crash-safe:
 A crash before 4 leaves ``CURRENT`` naming the previous complete version; a reader never
 sees a half-written folder because unfinished ones never carry a final name.
 
+A build holds an exclusive ``flock`` on ``<staging folder>.lock`` (created before the folder,
+removed after it is renamed or deleted) for as long as it writes. The kernel drops the lock
+when the process dies, however it dies, so :func:`prune` (run by every build) can tell a live
+writer's staging folder (lock held) from a dead one's (lock free, or no lock file) and
+deletes only the dead: a crashed build's leftovers go on the next build, not after an hour.
+
 ``SCHEMARAG_FAULT_INJECT`` (``before_rename`` or ``before_current``) kills the process with
 SIGKILL at that point; the fault tests use it to prove the above.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
 import shutil
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +50,7 @@ from schemarag.runtime.search.bm25 import K1, B, BM25Arrays
 
 log = logging.getLogger(__name__)
 STAGING_PREFIX = ".staging-"
+LOCK_SUFFIX = ".lock"
 
 
 @dataclass
@@ -128,50 +138,104 @@ def _write_lance(payload: ArtifactPayload, folder: Path) -> None:
     tbl.create_fts_index("text", use_tantivy=False)
 
 
+@contextmanager
+def staging_folder(db_root: Path, key: str) -> Iterator[Path]:
+    """A fresh staging folder under ``db_root``, locked (see the module docstring) until the
+    block ends; whatever is still at the staging path then is deleted."""
+    db_root.mkdir(parents=True, exist_ok=True)
+    staging = db_root / f"{STAGING_PREFIX}{key}-{os.getpid()}-{time.monotonic_ns()}"
+    lock = staging.with_name(staging.name + LOCK_SUFFIX)
+    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # before the folder exists: no one sees it unlocked
+        staging.mkdir()
+        try:
+            yield staging
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # nothing left after a successful rename
+            lock.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def _writer_alive(lock: Path) -> bool:
+    """Whether a live process holds ``lock`` (a missing lock file means no writer)."""
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases the probe's own lock
+    return False
+
+
+def sweep_dead_staging(db_root: Path) -> list[str]:
+    """Delete staging folders (and lock files) of builds that are no longer running."""
+    removed = []
+    for child in sorted(db_root.iterdir()):
+        if not child.name.startswith(STAGING_PREFIX):
+            continue
+        if child.name.endswith(LOCK_SUFFIX):
+            folder, lock = child.with_name(child.name.removesuffix(LOCK_SUFFIX)), child
+        else:
+            folder, lock = child, child.with_name(child.name + LOCK_SUFFIX)
+        if not child.exists() or _writer_alive(lock):
+            continue
+        if folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+            log.info("removed %s: the build that staged it is no longer running", folder)
+        lock.unlink(missing_ok=True)
+    return removed
+
+
 def write_artifact(db_root: Path, payload: ArtifactPayload, write_lance: bool = True) -> tuple[Path, bool]:
     """Write ``payload`` as ``<db_root>/<key>``; ``(path, built)`` with built=False if it existed."""
     final = db_root / payload.key
     if (final / MANIFEST).is_file():
         return final, False
-    db_root.mkdir(parents=True, exist_ok=True)
-    staging = db_root / f"{STAGING_PREFIX}{payload.key}-{os.getpid()}-{time.monotonic_ns()}"
-    staging.mkdir()
+    with staging_folder(db_root, payload.key) as staging:
+        return _write_staged(staging, final, db_root, payload, write_lance)
+
+
+def _write_staged(
+    staging: Path, final: Path, db_root: Path, payload: ArtifactPayload, write_lance: bool
+) -> tuple[Path, bool]:
+    _write_parquet(payload.chunks, payload.database, staging)
+    (staging / "schema.json").write_bytes(payload.schema_bytes)
+    (staging / "vocab.json").write_text(json.dumps(list(payload.bm25.vocab)), encoding="utf-8")
+    arrays = {
+        "bm25_indptr.npy": payload.bm25.indptr,
+        "bm25_indices.npy": payload.bm25.indices,
+        "bm25_data.npy": payload.bm25.data,
+        "bm25_idf.npy": payload.bm25.idf,
+        "typo_keys.npy": payload.typo_keys,
+        "typo_terms.npy": payload.typo_terms,
+        "embeddings.npy": np.ascontiguousarray(payload.embeddings, dtype=np.float32),
+        "chunk_table.npy": _chunk_table(payload),
+    }
+    for name, arr in arrays.items():
+        np.save(staging / name, arr, allow_pickle=False)
+    if write_lance:
+        _write_lance(payload, staging)
+    manifest = _manifest(payload, staging)
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    for p in staging.rglob("*"):
+        if p.is_file():
+            _fsync_path(p)
+    _fsync_path(staging)
+    _fault("before_rename")
     try:
-        _write_parquet(payload.chunks, payload.database, staging)
-        (staging / "schema.json").write_bytes(payload.schema_bytes)
-        (staging / "vocab.json").write_text(json.dumps(list(payload.bm25.vocab)), encoding="utf-8")
-        arrays = {
-            "bm25_indptr.npy": payload.bm25.indptr,
-            "bm25_indices.npy": payload.bm25.indices,
-            "bm25_data.npy": payload.bm25.data,
-            "bm25_idf.npy": payload.bm25.idf,
-            "typo_keys.npy": payload.typo_keys,
-            "typo_terms.npy": payload.typo_terms,
-            "embeddings.npy": np.ascontiguousarray(payload.embeddings, dtype=np.float32),
-            "chunk_table.npy": _chunk_table(payload),
-        }
-        for name, arr in arrays.items():
-            np.save(staging / name, arr, allow_pickle=False)
-        if write_lance:
-            _write_lance(payload, staging)
-        manifest = _manifest(payload, staging)
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-        for p in staging.rglob("*"):
-            if p.is_file():
-                _fsync_path(p)
-        _fsync_path(staging)
-        _fault("before_rename")
-        try:
-            os.rename(staging, final)
-        except OSError:
-            if (final / MANIFEST).is_file():  # a concurrent build of the same key won
-                shutil.rmtree(staging, ignore_errors=True)
-                return final, False
-            raise
-        _fsync_path(db_root)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        os.rename(staging, final)
+    except OSError:
+        if (final / MANIFEST).is_file():  # a concurrent build of the same key won
+            return final, False
         raise
+    _fsync_path(db_root)
     return final, True
 
 
@@ -231,8 +295,9 @@ def publish(db_root: Path, key: str) -> None:
         fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {key}\n")
 
 
-def prune(db_root: Path, keep: int = 3, stale_staging_seconds: float = 3600.0) -> list[str]:
-    """Remove all but the ``keep`` most recently published versions (never CURRENT)."""
+def prune(db_root: Path, keep: int = 3) -> list[str]:
+    """Remove all but the ``keep`` most recently published versions (never CURRENT), and the
+    staging folders of dead builds (:func:`sweep_dead_staging`)."""
     current = read_current(db_root)
     order: list[str] = []
     try:
@@ -246,10 +311,9 @@ def prune(db_root: Path, keep: int = 3, stale_staging_seconds: float = 3600.0) -
         pass
     recent = set(order[-keep:]) | ({current} if current else set())
     removed = []
+    sweep_dead_staging(db_root)
     for child in db_root.iterdir():
-        if child.is_dir() and child.name.startswith(STAGING_PREFIX):
-            if time.time() - child.stat().st_mtime > stale_staging_seconds:
-                shutil.rmtree(child, ignore_errors=True)
+        if child.name.startswith(STAGING_PREFIX):
             continue
         if child.is_dir() and (child / MANIFEST).is_file() and child.name not in recent:
             shutil.rmtree(child, ignore_errors=True)

@@ -1,14 +1,17 @@
 """Opening an artifact: validate the manifest and checksums, then memory-map the arrays.
 
-Everything a request needs is decoded here, once per artifact and process: the vocabulary
-dict, the schema, the DDL pieces. Requests then only index into mapped arrays.
+An :class:`IndexArtifact` is one immutable index version: everything a request needs is
+decoded here, once per version and process (the vocabulary dict, the schema, the DDL pieces,
+the derived lookups of :meth:`IndexArtifact.warm`), before any request sees it. A request
+pins one such object and reads only it, so a rebuild published mid-request cannot mix two
+versions. Dropping the last reference unmaps the files.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.artifact.chunk_model import Chunk
-from schemarag.runtime.artifact.format import FORMAT_VERSION, MANIFEST, NPY_FILES, sha256_file
+from schemarag.runtime.artifact.format import CURRENT, LANCE_DIR, MANIFEST, NPY_FILES, sha256_file
+from schemarag.runtime.artifact.manifest import Manifest, check_identity, read_manifest, read_pointer
+from schemarag.runtime.artifact.naming import join_like
 from schemarag.runtime.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
 from schemarag.runtime.formatting import TableDDL
 from schemarag.runtime.schema import Database, parse_schema
@@ -25,55 +30,48 @@ from schemarag.runtime.search.text_tokens import TOKENIZER_CONFIG
 log = logging.getLogger(__name__)
 
 
-def read_manifest(folder: Path) -> dict[str, Any]:
-    path = folder / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ArtifactError(f"{folder}: no {MANIFEST}; the artifact is incomplete, rebuild it") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ArtifactError(f"{path}: unreadable manifest ({exc}); rebuild the artifact") from None
-    version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ManifestMismatchError(
-            f"{path}: format_version is {version!r}, this runtime reads {FORMAT_VERSION}; "
-            "rebuild with `schemarag build` or install the matching schemarag version"
-        )
-    return manifest
+def current_key(db_root: Path) -> str | None:
+    """The key ``<db_root>/CURRENT`` names (checked to be a plain key), None if unpublished."""
+    return read_pointer(db_root / CURRENT)
 
 
-def verify_files(folder: Path, manifest: dict[str, Any], full: bool = True) -> None:
-    """Check every listed file exists with the recorded size (and SHA-256 when ``full``)."""
-    files = manifest.get("files") or {}
+def verify_files(folder: Path, manifest: Manifest, full: bool = True) -> None:
+    """Check every listed file exists inside ``folder`` with the recorded size and, when
+    ``full``, the SHA-256 of every file this runtime reads (``lance/`` is for other readers:
+    its sizes are checked; hashing it would only slow down opening a version)."""
+    files = manifest.files
     for required in (*NPY_FILES, "chunks.parquet", "tables.parquet", "schema.json", "vocab.json"):
         if required not in files:
             raise ArtifactError(
                 f"{folder / MANIFEST}: 'files' does not list {required}; rebuild the artifact"
             )
+    base = folder.resolve()
     for rel, info in files.items():
         path = folder / rel
+        if not path.resolve().is_relative_to(base):
+            raise ArtifactError(f"{path}: resolves outside {folder} (a symlink?); rebuild the artifact")
         if not path.is_file():
             raise ChecksumMismatchError(f"{path}: missing (listed in the manifest); rebuild the artifact")
         size = path.stat().st_size
-        if size != info["bytes"]:
+        if size != info.bytes:
             raise ChecksumMismatchError(
-                f"{path}: size {size} bytes, manifest says {info['bytes']}; the file is corrupted, rebuild"
+                f"{path}: size {size} bytes, manifest says {info.bytes}; the file is corrupted, rebuild"
             )
-        if full:
+        if full and not rel.startswith(LANCE_DIR + "/"):
             digest = sha256_file(path)
-            if digest != info["sha256"]:
+            if digest != info.sha256:
                 raise ChecksumMismatchError(
-                    f"{path}: sha256 {digest[:12]}..., manifest says {info['sha256'][:12]}...; "
+                    f"{path}: sha256 {digest[:12]}..., manifest says {info.sha256[:12]}...; "
                     "the file is corrupted, rebuild the artifact"
                 )
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class IndexArtifact:
-    """A validated, memory-mapped artifact."""
+    """A validated, memory-mapped index version (immutable: a request's snapshot)."""
 
     path: Path
-    manifest: dict[str, Any]
+    manifest: dict[str, Any]  # the raw JSON (compatibility); ``info`` is the typed form
     schema: Database
     vocab: dict[str, int]
     vocab_terms: list[str]
@@ -88,10 +86,11 @@ class IndexArtifact:
     table_names: list[str]
     ddl: dict[str, TableDDL]
     _chunks_arrow: Any
+    info: Manifest = field(repr=False)
 
     @property
     def key(self) -> str:
-        return str(self.manifest["key"])
+        return self.info.key
 
     @property
     def n_chunks(self) -> int:
@@ -99,38 +98,45 @@ class IndexArtifact:
 
     @classmethod
     def open(
-        cls, folder: Path, expected_model: dict[str, Any] | None = None, verify: bool = True
+        cls,
+        folder: Path,
+        expected_model: dict[str, Any] | None = None,
+        verify: bool = True,
+        database: str | None = None,
+        tenant: str | None = None,
     ) -> IndexArtifact:
-        """Validate, then map. ``expected_model`` is the query-side model identity."""
+        """Validate, then map. ``expected_model`` is the query-side model identity; with
+        ``database``, the manifest must name that database and ``tenant`` (its namespace)."""
         import pyarrow.parquet as pq
 
-        manifest = read_manifest(folder)
+        info, manifest = read_manifest(folder)
+        check_identity(info, folder, database, tenant)
         if expected_model is not None:
-            built = manifest.get("model") or {}
-            for field in ("name", "onnx_sha256", "dimension"):
-                if built.get(field) != expected_model.get(field):
+            built = info.model.model_dump()
+            for name in ("name", "onnx_sha256", "dimension"):
+                if built.get(name) != expected_model.get(name):
                     raise ManifestMismatchError(
-                        f"{folder}: built with model {field}={built.get(field)!r}, but the query model has "
-                        f"{field}={expected_model.get(field)!r}; rebuild the index or load the same model"
+                        f"{folder}: built with model {name}={built.get(name)!r}, but the query model has "
+                        f"{name}={expected_model.get(name)!r}; rebuild the index or load the same model"
                     )
-        built_tok = (manifest.get("params") or {}).get("tokenizer")
+        built_tok = info.params.get("tokenizer")
         if built_tok != TOKENIZER_CONFIG:
             raise ManifestMismatchError(
                 f"{folder}: built with tokenizer {built_tok!r}, this runtime tokenizes with "
                 f"{TOKENIZER_CONFIG!r}; rebuild the index with `schemarag build`"
             )
-        verify_files(folder, manifest, full=verify)
+        verify_files(folder, info, full=verify)
         # np.asarray drops the memmap subclass (no copy): arithmetic on plain views skips
         # memmap's per-operation wrapping, which costs more than the math on small indexes.
         mm = {
             name: np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False)) for name in NPY_FILES
         }
-        dim = (manifest.get("model") or {}).get("dimension")
+        dim = info.model.dimension
         emb = mm["embeddings.npy"]
-        if emb.ndim != 2 or emb.shape[1] != dim or emb.shape[0] != manifest["counts"]["chunks"]:
+        if emb.ndim != 2 or emb.shape[1] != dim or emb.shape[0] != info.counts.chunks:
             raise ManifestMismatchError(
                 f"{folder}: embeddings.npy has shape {emb.shape}, manifest says "
-                f"{manifest['counts']['chunks']} x {dim}; rebuild the artifact"
+                f"{info.counts.chunks} x {dim}; rebuild the artifact"
             )
         schema = parse_schema(json.loads((folder / "schema.json").read_bytes()), folder / "schema.json")
         terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
@@ -165,6 +171,7 @@ class IndexArtifact:
             table_names=[t["name"] for t in tables],
             ddl=ddl,
             _chunks_arrow=pq.read_table(folder / "chunks.parquet", memory_map=True),
+            info=info,
         )
 
     @cached_property
@@ -221,8 +228,6 @@ class IndexArtifact:
     def implicit_join_columns(self) -> dict[str, set[str]]:
         """Per table, id/code-named columns whose name another table of the same source also has
         (``transactions.CustomerID`` ~ ``customers.CustomerID``): undeclared join keys."""
-        from schemarag.runtime.search.table_ranking import join_like, source_of
-
         seen: dict[tuple[str, str], set[str]] = {}
         for t, d in self.ddl.items():
             for c in d.columns:
@@ -243,7 +248,8 @@ class IndexArtifact:
         return [self.chunk(i) for i in range(self.n_chunks)]
 
     def warm(self) -> None:
-        """Touch the mapped pages and decode chunk columns so the first request is as fast as the rest."""
+        """Touch the mapped pages and compute every derived lookup, so the first request is as
+        fast as the rest and requests only ever read this object (never fill it in)."""
         _ = self._chunk_columns, self.column_chunks, self.table_sources, self.table_column_chunks
         _ = self.column_name_tokens, self.implicit_join_columns
         float(np.asarray(self.embeddings).sum())

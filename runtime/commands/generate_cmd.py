@@ -1,11 +1,14 @@
 """``schemarag generate --db DB "question"``: SQL from a question, or the exact prompt.
 
-The schema comes from the published artifact (the one retrieval searches), or, for a live
-datasource, from its latest snapshot ``<data>/<db>.json`` when that is newer; it falls back to
-``<data>/<db>.json`` when no artifact exists; in that case RAG cannot run and the output says
-why. ``--prompt-only`` needs no model: it prints the messages that would be sent and the
-retrieval metadata. The model is configured by ``SCHEMARAG_LLM_BASE_URL``,
-``SCHEMARAG_LLM_MODEL`` and ``SCHEMARAG_LLM_API_KEY``.
+One index version is pinned for the whole command: the chunks retrieved, the DDL rendered
+(pre-rendered pieces from the artifact, no per-request SQL parsing) and the schema the SQL is
+validated against all come from it. Without a published index, a call *without* ``--tenant``
+falls back to ``<data>/<db>.json`` (RAG cannot run and the output says why), but only to a
+schema file that belongs to no tenant. A ``--tenant`` call is served only from that tenant's
+own index: anything else fails with the same "no published index" as a database that does
+not exist, so one tenant can never read another's schema. ``--prompt-only`` needs no model:
+it prints the messages that would be sent and the retrieval metadata. The model is
+configured by ``SCHEMARAG_LLM_BASE_URL``, ``SCHEMARAG_LLM_MODEL`` and ``SCHEMARAG_LLM_API_KEY``.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import json
 import logging
 from typing import Any
 
-from schemarag.runtime.errors import ConfigError, SchemaFileError, SchemaragError
-from schemarag.runtime.paths import artifacts_dir, data_dir, schema_path
-from schemarag.runtime.schema import Database, load_schema
+from schemarag.runtime.commands.schema_source import resolve_schema
+from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.formatting import TableDDL
+from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
 
@@ -60,35 +64,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _open(args: argparse.Namespace) -> tuple[Database, Any]:
-    """The authoritative schema and a retrieve callable (which raises if no artifact exists)."""
-    from schemarag.runtime.search.retriever import Retriever
-
-    try:
-        retriever = Retriever.open(args.db, artifacts_dir(args.artifacts), tenant=args.tenant)
-    except SchemaragError as exc:
-        open_error = exc
-        path = schema_path(data_dir(args.data), args.db)
-        try:
-            db = load_schema(path)
-        except SchemaFileError as schema_exc:
-            raise SchemaFileError(f"{schema_exc}; and no usable index: {exc}") from None
-        log.info("no usable index for %s (%s); using %s", args.db, exc, path)
+def _open(args: argparse.Namespace) -> tuple[Database, Any, dict[str, TableDDL] | None]:
+    """The schema, a retrieve callable (which raises if no index exists) and the pre-rendered
+    DDL, all of one pinned index version (see ``schema_source``)."""
+    source = resolve_schema(args.db, args.tenant, args.artifacts, args.data)
+    pinned = source.pinned
+    if pinned is None:
+        open_error = source.open_error
 
         def unavailable(question: str, top_k: int | None, threshold: float | None) -> Any:
-            raise open_error
+            raise open_error  # type: ignore[misc]
 
-        return db, unavailable
+        return source.database, unavailable, None
 
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
-        return retriever.search(
+        return pinned.search(
             question, top_k=top_k, relevance_threshold=threshold, table_budget=args.table_budget
         )
 
-    # Validate (and render) against the schema of the index version being served, so the DDL
-    # the model sees and the schema its SQL is checked against are one snapshot. A newer live
-    # snapshot reaches generation by being built and published (the snapshot sensor does that).
-    return retriever.schema, retrieve
+    return source.database, retrieve, source.ddl
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,10 +96,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--threshold {args.threshold}: use a value between 0 and 1")
     config = StrategyConfig.from_env()
     client = None if args.prompt_only else ChatClient.from_env()  # fail before any retrieval work
-    db, retrieve = _open(args)
+    db, retrieve, ddl = _open(args)
     options = {
         "retrieve": retrieve, "use_retrieval": args.use_retrieval, "top_k": args.top_k,
         "relevance_threshold": args.threshold, "config": config, "token_budget": args.token_budget,
+        "ddl": ddl,
     }  # fmt: skip
     if args.prompt_only:
         prepared = prepare_prompt(args.question, db, **options)

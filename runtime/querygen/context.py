@@ -1,5 +1,7 @@
 """The schema context of a prompt: full schema, or focused schema from retrieval, with metadata.
 
+DDL comes pre-rendered from the pinned index version (``ddl``, the artifact's
+``tables.parquet`` pieces), so a request only joins strings: no SQL parsing per request.
 Retrieval is injected as a plain callable ``(question, top_k, threshold) -> RetrievalResult``
 (by default the real :class:`schemarag.runtime.search.retriever.Retriever`), so the generator never cares
 whether chunks come from a local artifact, a tenant's live index or a service. Any failure or
@@ -72,14 +74,22 @@ def build_context(
     token_budget: int | None = None,
     format_full: FullFormatter | None = None,
     format_focused: FocusedFormatter | None = None,
+    ddl: dict[str, Any] | None = None,
 ) -> SchemaContext:
-    """Choose the strategy for ``db`` and render the schema context (see the module docstring)."""
+    """Choose the strategy for ``db`` and render the schema context (see the module docstring).
+
+    ``ddl``: the pinned index version's pre-rendered DDL pieces for ``db`` (None renders with
+    sqlglot, for a schema that has no index).
+    """
     config = config if config is not None else StrategyConfig.from_env()
     decision = choose_strategy(len(db.tables), config, use_retrieval)
     if format_full is None or format_focused is None:
         from schemarag.runtime import formatting
 
-        format_full = format_full or formatting.format_full_schema
+        def full_from_pieces(schema: Database) -> str:
+            return formatting.format_full_schema(schema, ddl=ddl)
+
+        format_full = format_full or full_from_pieces
         format_focused = format_focused or formatting.format_focused_schema
     if decision.strategy == "full":
         log.info("query generator: full schema for %s (%s)", db.name, decision.reason)

@@ -74,6 +74,8 @@ class RetrievalResult:
     metadata: RetrievalMetadata
     ddl: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # pre-rendered DDL pieces
     ranking: TableRanking | None = None  # budgeted table focus, when search() was given a table budget
+    # The schema of the index version this result was read from: render and validate against it.
+    schema: Any | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"chunks": [c.to_dict() for c in self.chunks], "metadata": self.metadata.to_dict()}

@@ -6,96 +6,69 @@ Example:
     >>> res.chunks[0].chunk.table, res.metadata.tables_included  # doctest: +SKIP
     ('orders', ['orders'])
 
-``Retriever.open`` returns one cached instance per (artifact folder, tenant, database, model).
-A request touches no file: it re-reads ``CURRENT`` at most every ``refresh_seconds``
-(``$SCHEMARAG_REFRESH_SECONDS``, default 2) by ``stat`` and maps a newly published version
-when it changed, so a long-running service picks up rebuilds without a restart.
+``Retriever.open`` returns one cached instance per (artifact folder, tenant, database, model)
+from a bounded LRU registry (``$SCHEMARAG_MAX_OPEN_INDEXES``, default 32); an evicted index is
+unmapped when the last request still using it finishes.
+
+**One request, one snapshot.** A request pins one immutable :class:`IndexArtifact` (an index
+version and everything derived from it) once, at its start, and hands it down to scoring,
+ranking, FK expansion and formatting; ``metadata.artifact_key`` names that version. Noticing
+a rebuild costs one ``stat`` of ``CURRENT``, at most every ``refresh_seconds``
+(``$SCHEMARAG_REFRESH_SECONDS``, default 2). A changed ``CURRENT`` is opened and fully verified
+(manifest, checksums) on a background thread while requests keep using the version they
+have, then swapped in by one reference assignment: a long-running service picks up rebuilds
+without a restart, and no request thread ever hashes a file or sees half of two versions.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import re
 import threading
 import time
-from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
-from schemarag.runtime.artifact.format import CURRENT
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.config import RetrievalSettings
-from schemarag.runtime.errors import ArtifactNotFoundError, QuestionError
+from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError, QuestionError
+from schemarag.runtime.formatting import TableDDL
 from schemarag.runtime.paths import artifacts_dir, database_artifacts
+from schemarag.runtime.schema import Database
+from schemarag.runtime.search.chunk_scores import METHODS, question_windows, score_windows
 from schemarag.runtime.search.embedding import Embedder, ModelSpec
-from schemarag.runtime.search.query_terms import bm25_raw, lexical_coverage, query_terms
+from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
-from schemarag.runtime.search.scoring import (
-    DEFAULT_CALIBRATION,
-    Calibration,
-    boost_mentions,
-    dense_normalised,
-    fuse,
-)
+from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import rank_tables_from_scores
-from schemarag.runtime.search.text_tokens import identifier_mentions
+from schemarag.runtime.search.versions import ServedVersion
+
+__all__ = ["PinnedIndex", "Retriever", "question_windows"]
 
 log = logging.getLogger(__name__)
-
-WINDOW_WORDS = 40  # longer questions are scored sentence by sentence (see score_chunks)
-LONG_QUESTION_WORDS = 64
-PARALLEL_DOT_CHUNKS = 32_768
-_WORKERS = min(4, os.cpu_count() or 1)
+QUERY_CACHE_SIZE = 2048
 
 
-@functools.cache
-def _dot_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="schemarag-dot")
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
-
-
-def question_windows(question: str) -> tuple[str, ...]:
-    """The question itself if short, else one window per sentence (very short sentences join
-    the next; sentences over WINDOW_WORDS words are cut into overlapping pieces).
-
-    >>> question_windows("orders last month")
-    ('orders last month',)
-    >>> question_windows("filler words here. " * 40 + "Show me orders.")[-1]
-    'Show me orders.'
-    """
-    words = question.split()
-    if len(words) <= LONG_QUESTION_WORDS:
-        return (question,)
-    windows: list[str] = []
-    pending: list[str] = []
-    for sentence in _SENTENCE_END.split(question):
-        sw = pending + sentence.split()
-        pending = []
-        if len(sw) < 3:
-            pending = sw
-            continue
-        while len(sw) > WINDOW_WORDS:
-            windows.append(" ".join(sw[:WINDOW_WORDS]))
-            sw = sw[WINDOW_WORDS // 2 :]
-        windows.append(" ".join(sw))
-    if pending:
-        windows.append(" ".join(pending))
-    return tuple(w for w in windows if w.strip()) or (question,)
+def max_open_indexes() -> int:
+    """``$SCHEMARAG_MAX_OPEN_INDEXES`` (default 32): open indexes kept mapped per process."""
+    raw = os.environ.get("SCHEMARAG_MAX_OPEN_INDEXES", "32")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"SCHEMARAG_MAX_OPEN_INDEXES={raw!r}: use a whole number >= 1")
+    return value
 
 
 class Retriever:
     """Hybrid retrieval over one database's published index."""
 
-    _registry: ClassVar[dict[tuple, Retriever]] = {}
-    _registry_lock = threading.Lock()
-
+    _registry: ClassVar[LRU[tuple, Retriever]] = LRU(32)
+    _open_lock = threading.Lock()  # serialises cold opens only; lookups of open indexes never wait
     _blas_limited = False
 
     @classmethod
@@ -129,16 +102,9 @@ class Retriever:
         self.tenant = tenant
         self.embedder = Embedder.get(model)
         self._limit_blas_threads()
-        self.refresh_seconds = refresh_seconds
         self.calibration = calibration
-        self._lock = threading.Lock()
-        self._artifacts: dict[str, IndexArtifact] = {}
-        self._artifact: IndexArtifact | None = None
-        self._stat: tuple | None = None
-        self._checked = 0.0
-        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.query_cache_size = 2048  # repeated questions skip the model; 0 disables (benchmarks)
-        self._ensure_current(force=True)
+        self._qcache: LRU[str, np.ndarray] = LRU(QUERY_CACHE_SIZE)  # query vectors: model-only, any version
+        self._version = ServedVersion(root, self._open_version, refresh_seconds, self._not_found)
 
     # ---------------------------------------------------------------- opening and refresh
     @classmethod
@@ -150,7 +116,11 @@ class Retriever:
         model: ModelSpec | None = None,
         refresh_seconds: float | None = None,
     ) -> Retriever:
-        """The cached retriever for ``db`` (opened and validated on first use)."""
+        """The cached retriever for ``db`` (of ``tenant``), opened and verified on first use.
+
+        A tenant's request resolves only inside ``<artifacts>/_tenants/<tenant>/``; an index
+        that is not there fails exactly like a database that does not exist.
+        """
         root = database_artifacts(artifacts_dir(artifacts), db, tenant).resolve()
         spec = model or ModelSpec()
         refresh = (
@@ -159,145 +129,121 @@ class Retriever:
             else float(os.environ.get("SCHEMARAG_REFRESH_SECONDS", "2"))
         )
         key = (str(root), spec)
-        with cls._registry_lock:
-            inst = cls._registry.get(key)
-            if inst is None:
-                inst = cls._registry[key] = cls(root, db, tenant, spec, refresh)
-            inst.refresh_seconds = refresh
-            return inst
+        inst = cls._registry.get(key)
+        if inst is None:
+            with cls._open_lock:
+                inst = cls._registry.get(key)
+                if inst is None:
+                    inst = cls(root, db, tenant, spec, refresh)
+                    cls._registry.maxsize = max_open_indexes()
+                    for gone in cls._registry.put(key, inst):
+                        log.info("closing index %s (open-index limit %d)", gone.root, cls._registry.maxsize)
+        inst.refresh_seconds = refresh
+        return inst
 
     @classmethod
     def clear_cache(cls) -> None:
-        with cls._registry_lock:
-            cls._registry.clear()
+        cls._registry.clear()
 
-    def _ensure_current(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._checked < self.refresh_seconds:
-            return
-        with self._lock:
-            self._checked = now
-            pointer = self.root / CURRENT
-            try:
-                st = pointer.stat()
-            except FileNotFoundError:
-                if self._artifact is not None:
-                    return  # keep serving what we have
-                where = f"tenant {self.tenant!r}, " if self.tenant else ""
-                raise ArtifactNotFoundError(
-                    f"no published index for {where}database {self.db!r} at {self.root}; "
-                    f"run `schemarag build --db {self.db}`"
-                ) from None
-            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
-            if stamp == self._stat and self._artifact is not None:
-                return
-            key = pointer.read_text(encoding="utf-8").strip()
-            art = self._artifacts.get(key)
-            if art is None:
-                art = IndexArtifact.open(self.root / key, expected_model=self.embedder.identity)
-                art.warm()
-                self._artifacts = {key: art}  # drop older versions; mapped pages go with them
-                self._qcache.clear()
-            self._artifact, self._stat = art, stamp
+    @classmethod
+    def open_count(cls) -> int:
+        return len(cls._registry)
+
+    def _not_found(self) -> ArtifactNotFoundError:
+        # The same words whether the database does not exist or belongs to another tenant.
+        where = f"tenant {self.tenant!r}, " if self.tenant else ""
+        fix = f"schemarag build --db {self.db}" + (f" --tenant {self.tenant}" if self.tenant else "")
+        return ArtifactNotFoundError(f"no published index for {where}database {self.db!r}; run `{fix}`")
+
+    def _open_version(self, folder: Path) -> IndexArtifact:
+        return IndexArtifact.open(
+            folder, expected_model=self.embedder.identity, database=self.db, tenant=self.tenant
+        )
+
+    @property
+    def refresh_seconds(self) -> float:
+        return self._version.refresh_seconds
+
+    @refresh_seconds.setter
+    def refresh_seconds(self, value: float) -> None:
+        self._version.refresh_seconds = value
+
+    @property
+    def last_error(self) -> Exception | None:
+        """Why the latest published version is not being served (None when it is)."""
+        return self._version.last_error
+
+    def refresh(self) -> str:
+        """Check ``CURRENT`` now and switch before returning; the key being served."""
+        return self._version.refresh()
+
+    def snapshot(self) -> IndexArtifact:
+        """The index version a request pins (call once per request; at most one ``stat``)."""
+        return self._version.snapshot()
+
+    def pin(self) -> PinnedIndex:
+        """One version for a whole multi-step request (retrieve, render, validate)."""
+        return PinnedIndex(self, self.snapshot())
 
     @property
     def artifact(self) -> IndexArtifact:
-        self._ensure_current()
-        assert self._artifact is not None
-        return self._artifact
+        return self.snapshot()
 
     @property
-    def schema(self):
-        return self.artifact.schema
+    def schema(self) -> Database:
+        return self.snapshot().schema
 
     # ---------------------------------------------------------------- scoring
+    @property
+    def query_cache_size(self) -> int:
+        """Question vectors kept (LRU); repeated questions skip the model. 0 disables (benchmarks)."""
+        return self._qcache.maxsize
+
+    @query_cache_size.setter
+    def query_cache_size(self, value: int) -> None:
+        self._qcache.maxsize = value
+        if value <= 0:
+            self._qcache.clear()
+
     def _embed(self, windows: tuple[str, ...]) -> np.ndarray:
         """Query vectors, one per window; LRU-cached per question."""
         key = "\x1e".join(windows)
         hit = self._qcache.get(key)
         if hit is not None:
-            self._qcache.move_to_end(key)
             return hit
         vecs = self.embedder.query_embed(list(windows))
-        if self.query_cache_size > 0:
-            self._qcache[key] = vecs
-            if len(self._qcache) > self.query_cache_size:
-                self._qcache.popitem(last=False)
+        self._qcache.put(key, vecs)
         return vecs
 
     def clear_query_cache(self) -> None:
         self._qcache.clear()
 
-    @staticmethod
-    def _cosines(art: IndexArtifact, vec: np.ndarray) -> np.ndarray:
-        """Exact dot products with every chunk vector (all L2-normalised: cosines).
-
-        From PARALLEL_DOT_CHUNKS rows on, the rows are split over a small thread pool (numpy
-        releases the GIL); BLAS itself stays single-threaded, because its worker threads keep
-        spinning after each call and starve the ONNX threads of the next query embedding.
-        """
-        emb = art.embeddings
-        n = emb.shape[0]
-        if n < PARALLEL_DOT_CHUNKS or _WORKERS < 2:
-            return np.asarray(emb @ vec)
-        out = np.empty(n, dtype=np.float32)
-        bounds = np.linspace(0, n, _WORKERS + 1, dtype=np.int64).tolist()
-
-        def part(i: int) -> None:
-            np.matmul(emb[bounds[i] : bounds[i + 1]], vec, out=out[bounds[i] : bounds[i + 1]])
-
-        list(_dot_pool().map(part, range(_WORKERS)))
-        return out
-
-    def _score_window(self, text: str, vec: np.ndarray | None, method: str) -> tuple[np.ndarray, ...]:
-        art = self.artifact
-        qt = query_terms(art, text, self.calibration)
-        cos = self._cosines(art, vec) if vec is not None else np.zeros(art.n_chunks, dtype=np.float32)
-        lex = lexical_coverage(art, qt) if method != "dense" else np.zeros(art.n_chunks, dtype=np.float32)
-        if method == "hybrid":
-            rel = fuse(dense_normalised(cos, self.calibration), lex, self.calibration)
-            named = [art.column_chunks[m] for m in identifier_mentions(text) if m in art.column_chunks]
-            if named:
-                boost_mentions(rel, np.concatenate(named), self.calibration)
-        elif method == "dense":
-            rel = dense_normalised(cos, self.calibration)
-        else:  # bm25: raw BM25 rescaled by its best hit, damped when little of the question matched
-            raw = bm25_raw(art, qt)
-            rel = raw / np.float32(max(float(raw.max()), 1e-6)) * np.float32(min(1.0, float(lex.max()) * 2))
-        return rel, lex, cos
-
     def score_chunks(
-        self, question: str, method: str = "hybrid", timings: dict[str, float] | None = None
+        self,
+        question: str,
+        method: str = "hybrid",
+        timings: dict[str, float] | None = None,
+        snapshot: IndexArtifact | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(relevance, lexical, cosine)`` for every chunk. ``method``: hybrid, bm25 or dense.
-
-        A long question is scored window by window (sentences packed into windows of at most
-        WINDOW_WORDS words) and each chunk keeps its best window, so one relevant sentence at
-        the end of a long message is neither truncated by the model nor drowned by the rest.
-        """
-        if method not in ("hybrid", "bm25", "dense"):
+        """``(relevance, lexical, cosine)`` for every chunk of ``snapshot`` (default: pin the
+        current version). ``method``: hybrid, bm25 or dense. Long questions are scored window
+        by window (see :func:`~schemarag.runtime.search.chunk_scores.score_windows`)."""
+        if method not in METHODS:
             raise ValueError(f"unknown method {method!r}; use hybrid, bm25 or dense")
         if not isinstance(question, str) or not question.strip():
             raise QuestionError("the question is empty; pass a non-empty question")
-        _ = self.artifact
+        art = snapshot if snapshot is not None else self.snapshot()
         t0 = time.perf_counter()
         windows = question_windows(question)
         t1 = time.perf_counter()
         vecs = self._embed(windows) if method != "bm25" else None
         t2 = time.perf_counter()
-        best: tuple[np.ndarray, ...] | None = None
-        for i, text in enumerate(windows):
-            scored = self._score_window(text, None if vecs is None else vecs[i], method)
-            best = (
-                scored if best is None else tuple(np.maximum(a, b) for a, b in zip(best, scored, strict=True))
-            )
-        assert best is not None
-        t3 = time.perf_counter()
+        scores = score_windows(art, windows, vecs, method, self.calibration)
         if timings is not None:
             timings["tokenize"] = (t1 - t0) * 1000
             timings["embed"] = (t2 - t1) * 1000
-            timings["search"] = (t3 - t2) * 1000
-        return best[0], best[1], best[2]
+            timings["search"] = (time.perf_counter() - t2) * 1000
+        return scores
 
     # ---------------------------------------------------------------- public API
     def search(
@@ -313,12 +259,23 @@ class Retriever:
         With ``table_budget``, the result also carries the budgeted table ranking (the
         selection ``schemarag eval`` measures), which the focused-schema formatter then uses.
         """
-        settings = RetrievalSettings.resolve(top_k, relevance_threshold)
-        timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        art = self.artifact
-        timings["load"] = (time.perf_counter() - t0) * 1000
-        rel, lex, cos = self.score_chunks(question, "hybrid", timings)
+        art = self.snapshot()
+        return self._search(art, question, top_k, relevance_threshold, debug, table_budget, t0)
+
+    def _search(
+        self,
+        art: IndexArtifact,
+        question: str,
+        top_k: int | None,
+        relevance_threshold: float | None,
+        debug: bool,
+        table_budget: int | None,
+        t0: float,
+    ) -> RetrievalResult:
+        settings = RetrievalSettings.resolve(top_k, relevance_threshold)
+        timings: dict[str, float] = {"load": (time.perf_counter() - t0) * 1000}
+        rel, lex, cos = self.score_chunks(question, "hybrid", timings, snapshot=art)
         t1 = time.perf_counter()
         eligible = np.flatnonzero(rel >= settings.relevance_threshold)
         if eligible.size > settings.top_k:
@@ -332,12 +289,11 @@ class Retriever:
         t3 = time.perf_counter()
         timings["rank"] = (t2 - t1) * 1000
         timings["expand"] = (t3 - t2) * 1000
-        avg = float(np.mean([c.score for c in chunks])) if chunks else 0.0
         nothing = not chunks
         meta = RetrievalMetadata(
             total_chunks_searched=art.n_chunks,
             chunks_returned=len(chunks),
-            avg_relevance_score=avg,
+            avg_relevance_score=float(np.mean([c.score for c in chunks])) if chunks else 0.0,
             tables_included=tables,
             expanded_tables=expanded,
             artifact_key=art.key,
@@ -355,6 +311,7 @@ class Retriever:
             expanded_tables=expanded,
             metadata=meta,
             ddl=art.ddl,
+            schema=art.schema,
         )
         if table_budget is not None and chunks:
             result.ranking = rank_tables_from_scores(art, rel, table_budget, question=question)
@@ -368,6 +325,49 @@ class Retriever:
         self, question: str, budget: int, method: str = "hybrid", fk_expand: bool = True
     ) -> TableRanking:
         """Tables for a focused schema of at most ``budget`` tables (after FK expansion)."""
-        rel, _, _ = self.score_chunks(question, method)
-        art = self.artifact
-        return rank_tables_from_scores(art, rel, budget, fk_expand=fk_expand, question=question)
+        return self.pin().rank_tables(question, budget, method, fk_expand)
+
+
+@dataclass(frozen=True)
+class PinnedIndex:
+    """A retriever held to one index version: every call reads the same snapshot, so the
+    chunks retrieved, the DDL rendered and the schema SQL is validated against agree.
+
+    >>> pinned = Retriever.open("ecommerce").pin()                 # doctest: +SKIP
+    >>> pinned.search("orders").metadata.artifact_key == pinned.key  # doctest: +SKIP
+    True
+    """
+
+    retriever: Retriever
+    artifact: IndexArtifact
+
+    @property
+    def key(self) -> str:
+        return self.artifact.key
+
+    @property
+    def schema(self) -> Database:
+        return self.artifact.schema
+
+    @property
+    def ddl(self) -> dict[str, TableDDL]:
+        return self.artifact.ddl
+
+    def search(
+        self,
+        question: str,
+        top_k: int | None = None,
+        relevance_threshold: float | None = None,
+        debug: bool = False,
+        table_budget: int | None = None,
+    ) -> RetrievalResult:
+        t0 = time.perf_counter()
+        return self.retriever._search(
+            self.artifact, question, top_k, relevance_threshold, debug, table_budget, t0
+        )
+
+    def rank_tables(
+        self, question: str, budget: int, method: str = "hybrid", fk_expand: bool = True
+    ) -> TableRanking:
+        rel, _, _ = self.retriever.score_chunks(question, method, snapshot=self.artifact)
+        return rank_tables_from_scores(self.artifact, rel, budget, fk_expand=fk_expand, question=question)

@@ -29,7 +29,6 @@ from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.text_tokens import tokenize
 
-UNION_SEPARATOR = "__"
 SECOND_WEIGHT = 0.3
 NEIGHBOUR_RATIO = 0.5
 ROUTE_SECOND_WEIGHT = 0.5
@@ -52,10 +51,6 @@ def table_scores(art: IndexArtifact, rel: np.ndarray) -> np.ndarray:
         present = (starts + k) < ends
         out += np.where(present, padded[np.minimum(starts + k, len(vals))], 0.0).astype(np.float32) * weight
     return out / np.float32(1.0 + SECOND_WEIGHT)
-
-
-def source_of(table: str) -> str:
-    return table.split(UNION_SEPARATOR, 1)[0] if UNION_SEPARATOR in table else ""
 
 
 def routed_order(art: IndexArtifact, scores: np.ndarray) -> np.ndarray:
@@ -128,8 +123,6 @@ class ColumnPolicy:
 
 
 DEFAULT_COLUMN_POLICY = ColumnPolicy()
-_JOINISH_ANYCASE = re.compile(r"^(?:id|uuid|code)$|_(?:id|code)$", re.IGNORECASE)
-_JOINISH_CAMEL = re.compile(r"[a-z](?:Id|ID|Code)$")
 _WORDS = re.compile(r"[^a-z0-9]+")
 
 
@@ -142,11 +135,6 @@ def label_like(column: str) -> bool:
     naming an entity ("Lewis Hamilton", "the set Coldsnap") filters or shows."""
     low = column.lower()
     return low.endswith("name") or low in ("title", "forename", "surname")
-
-
-def join_like(column: str) -> bool:
-    """Names joined on even without a declared FK: ``id``, ``*_id``, ``*Id``, ``uuid``, ``*_code``."""
-    return bool(_JOINISH_ANYCASE.search(column) or _JOINISH_CAMEL.search(column))
 
 
 def select_columns(

@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "retrieve": "warm retrieval latency (p50/p95) against LanceDB hybrid search",
     "prompt": "prompt tokens: full schema vs focused schema",
     "calibration": "top-1 relevance of on-topic vs off-topic questions (is 0.3 a good threshold?)",
+    "serve": "HTTP load test of a real `schemarag serve` process: throughput, p50/p95/p99, errors",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -106,7 +107,14 @@ def test_new_current_is_picked_up_without_restart(built_artifacts: Path, tmp_pat
     new_key = (arts / "ecommerce" / CURRENT).read_text().strip()
     assert new_key != old_key
 
+    # The new version is opened and verified off the request path: requests keep being
+    # answered (from the old version) until it is swapped in.
+    deadline = time.monotonic() + 120
     after = r.search("zorblax pigeon deliveries")
+    while after.metadata.artifact_key != new_key and time.monotonic() < deadline:
+        assert after.metadata.artifact_key == old_key
+        time.sleep(0.05)
+        after = r.search("zorblax pigeon deliveries")
     assert after.metadata.artifact_key == new_key
     assert after.chunks and "zorblax" in after.chunks[0].chunk.text
     assert after.chunks[0].chunk.table == "orders"

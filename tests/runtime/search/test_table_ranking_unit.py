@@ -1,0 +1,114 @@
+"""Table ranking and FK expansion on hand-made chunk scores (no model, no build)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from tiny_support import in_memory_artifact
+
+from schemarag.runtime.schema import Database
+from schemarag.runtime.search import table_ranking
+from schemarag.runtime.search.table_ranking import rank_tables_from_scores, routed_order, table_scores
+
+# orders -> customers (FK), products unrelated, order_items -> orders and -> products
+STORE: dict[str, Any] = {
+    "name": "store",
+    "tables": [
+        {"name": "customers", "columns": [{"name": "id", "primary_key": True}, {"name": "full_name"}]},
+        {
+            "name": "orders",
+            "columns": [
+                {"name": "id", "primary_key": True},
+                {"name": "customer_id", "foreign_key": {"table": "customers", "column": "id"}},
+                {"name": "status"},
+                {"name": "placed_at"},
+            ],
+        },
+        {"name": "products", "columns": [{"name": "sku", "primary_key": True}, {"name": "title"}]},
+        {
+            "name": "order_items",
+            "columns": [
+                {"name": "order_id", "foreign_key": {"table": "orders", "column": "id"}},
+                {"name": "sku", "foreign_key": {"table": "products", "column": "sku"}},
+            ],
+        },
+    ],
+}
+TABLE = ["customers", "orders", "products", "order_items"]
+
+
+def _art(per_table: dict[str, list[float]]):
+    chunks, scores = [], []
+    for t, vals in per_table.items():
+        for v in vals:
+            chunks.append((t, "table", None))
+            scores.append(v)
+    return in_memory_artifact(STORE, chunks), np.array(scores, dtype=np.float32)
+
+
+def test_table_score_is_best_chunk_plus_a_little_of_the_next_two() -> None:
+    art, rel = _art(
+        {"customers": [0.9, 0.5, 0.4, 0.1], "orders": [0.6], "products": [], "order_items": [0.2, 0.2]}
+    )
+    w = table_ranking.SECOND_WEIGHT
+    expected = [
+        (0.9 + w / 2 * (0.5 + 0.4)) / (1 + w),  # the fourth chunk does not count
+        0.6 / (1 + w),
+        0.0,
+        (0.2 + w / 2 * 0.2) / (1 + w),
+    ]
+    assert table_scores(art, rel).tolist() == pytest.approx(expected)
+
+
+def test_database_level_chunks_count_for_no_table() -> None:
+    art = in_memory_artifact(STORE, [(None, "database", None), ("orders", "table", None)])
+    assert table_scores(art, np.array([1.0, 0.3], dtype=np.float32)).tolist() == pytest.approx(
+        [0.0, 0.3 / (1 + table_ranking.SECOND_WEIGHT), 0.0, 0.0]
+    )
+
+
+def test_routed_order_single_source_is_by_score_then_schema_order() -> None:
+    art, _ = _art({t: [] for t in TABLE})
+    order = routed_order(art, np.array([0.2, 0.9, 0.2, 0.5], dtype=np.float32))
+    assert [TABLE[i] for i in order.tolist()] == ["orders", "order_items", "customers", "products"]
+
+
+def test_fk_neighbours_with_comparable_evidence_are_pulled_forward() -> None:
+    # products outranks customers, but customers joins orders and has half its evidence
+    art, rel = _art({"customers": [0.5], "orders": [0.9], "products": [0.8], "order_items": []})
+    assert rank_tables_from_scores(art, rel, budget=2).tables == ["orders", "customers"]
+    assert rank_tables_from_scores(art, rel, budget=2, fk_expand=False).tables == ["orders", "products"]
+
+
+def test_weak_fk_neighbours_are_not_pulled_forward() -> None:
+    art, rel = _art({"customers": [0.3], "orders": [0.9], "products": [0.8], "order_items": []})
+    assert table_ranking.NEIGHBOUR_RATIO * 0.9 > 0.3
+    assert rank_tables_from_scores(art, rel, budget=2).tables == ["orders", "products"]
+
+
+def test_budget_caps_the_tables_and_ranked_lists_every_table() -> None:
+    art, rel = _art({"customers": [0.5], "orders": [0.9], "products": [0.8], "order_items": [0.7]})
+    ranking = rank_tables_from_scores(art, rel, budget=3)
+    assert len(ranking.tables) == 3 and ranking.tables[0] == "orders"
+    assert sorted(ranking.ranked) == sorted(TABLE)
+    assert set(ranking.scores) == set(ranking.tables)
+
+
+def test_key_columns_are_always_kept_and_named_columns_shown() -> None:
+    art = in_memory_artifact(STORE, [("orders", "column", "status"), ("orders", "column", "placed_at")])
+    rel = np.array([0.9, 0.0], dtype=np.float32)
+    ranking = rank_tables_from_scores(art, rel, budget=1, question="orders placed_at by status")
+    assert ranking.tables == ["orders"]
+    kept = ranking.columns["orders"]
+    assert {"id", "customer_id"} <= set(kept)  # PK and FK: join columns are never pruned
+    assert {"status", "placed_at"} <= set(kept)  # scored best, and named in the question
+
+
+def test_neighbours_are_one_fk_hop_in_either_direction() -> None:
+    db = Database.model_validate(STORE)
+    assert db.neighbours("orders") == {"customers", "order_items"}
+    assert db.neighbours("customers") == {"orders"}
+    assert db.neighbours("ORDER_ITEMS") == {"orders", "products"}  # case-insensitive lookup
+    assert db.neighbours("missing") == set()
