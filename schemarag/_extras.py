@@ -3,15 +3,23 @@
 The base install is the query side only; building, the UI, live PostgreSQL sources, charts
 and serving come as extras (lancedb's ``attempt_import_or_raise`` idea).
 
+A command that needs an extra as a whole (``EXTRA_BY_COMMAND``) is checked before it starts,
+with ``importlib.util.find_spec`` (nothing is imported): ``schemarag eval`` in a base install
+says ``pip install 'schemarag[eval]'`` at once, not ``[build]`` now and ``[eval]`` after
+the user has installed that, and never half-way through reading its inputs.
+
 >>> extra_for("dagster")
 'build'
 >>> extra_for("numpy") is None
+True
+>>> sorted(modules_of("eval")) == sorted(modules_of("build") + ["matplotlib"])
 True
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from collections.abc import Iterator
 
 from schemarag.runtime.errors import MissingExtraError
@@ -23,6 +31,7 @@ EXTRA_BY_MODULE: dict[str, str] = {
     "lancedb": "build",
     "markdown_it": "build",
     "yaml": "build",
+    "pyarrow": "remote",  # the build needs it too, but a build's first missing import is dagster
     "psycopg": "postgres",
     "matplotlib": "eval",
     "starlette": "serve",
@@ -37,6 +46,50 @@ EXTRA_BY_MODULE: dict[str, str] = {
 }
 
 
+# extra -> the extras it includes (pyproject's "schemarag[build]" self-references)
+EXTRA_INCLUDES: dict[str, tuple[str, ...]] = {"ui": ("build",), "eval": ("build",)}
+
+# CLI command -> the extra it needs as a whole; commands not listed run on the base install
+EXTRA_BY_COMMAND: dict[str, str] = {
+    "build": "build",
+    "chunks": "build",
+    "docs": "build",
+    "import": "build",
+    "eval": "eval",
+    "bench": "eval",
+    "ui": "ui",
+    "serve": "serve",
+    "mcp": "serve",
+}
+
+
+def modules_of(extra: str) -> list[str]:
+    """The top-level modules whose presence shows ``extra`` is installed."""
+    own = [m for m, e in EXTRA_BY_MODULE.items() if e == extra and m != "pyarrow"]
+    if extra == "build":
+        own.append("pyarrow")  # listed under "remote" for the query side, but the build writes Parquet
+    for sub in EXTRA_INCLUDES.get(extra, ()):
+        own += modules_of(sub)
+    return own
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a finder that refuses the name (or a broken parent package)
+        return False
+
+
+def require_extra(extra: str, what: str) -> None:
+    """Raise a one-line :class:`MissingExtraError` unless every module of ``extra`` is importable."""
+    missing = [m for m in modules_of(extra) if not _importable(m)]
+    if missing:
+        raise MissingExtraError(
+            f"{what} needs the optional dependency {missing[0]!r}: "
+            f"pip install 'schemarag[{extra}]' (or 'schemarag[all]')"
+        )
+
+
 def extra_for(module: str) -> str | None:
     """The extra that provides top-level module ``module``, or None if the base install has it."""
     return EXTRA_BY_MODULE.get(module.split(".")[0])
@@ -44,13 +97,21 @@ def extra_for(module: str) -> str | None:
 
 @contextlib.contextmanager
 def missing_extra_hint(what: str) -> Iterator[None]:
-    """Turn a ModuleNotFoundError for an optional dependency into a one-line MissingExtraError."""
+    """Turn a ModuleNotFoundError for an optional dependency into a one-line MissingExtraError.
+
+    ``what`` is ``"schemarag <command> ..."`` for a CLI command: that command's extra
+    (``EXTRA_BY_COMMAND``) is then required up front and named in the message."""
+    words = what.split()
+    command_extra = EXTRA_BY_COMMAND.get(words[1]) if len(words) > 1 and words[0] == "schemarag" else None
+    if command_extra is not None:
+        require_extra(command_extra, what)
     try:
         yield
     except ModuleNotFoundError as exc:
         extra = extra_for(exc.name or "")
         if extra is None:
             raise
+        extra = command_extra or extra
         raise MissingExtraError(
             f"{what} needs the optional dependency {exc.name!r}: "
             f"pip install 'schemarag[{extra}]' (or 'schemarag[all]')"

@@ -85,7 +85,7 @@ class IndexArtifact:
     chunk_table: np.ndarray
     table_names: list[str]
     ddl: dict[str, TableDDL]
-    _chunks_arrow: Any
+    _chunks: dict[str, list[Any]]  # chunks.parquet, column -> values in row order
     info: Manifest = field(repr=False)
 
     @property
@@ -107,7 +107,7 @@ class IndexArtifact:
     ) -> IndexArtifact:
         """Validate, then map. ``expected_model`` is the query-side model identity; with
         ``database``, the manifest must name that database and ``tenant`` (its namespace)."""
-        import pyarrow.parquet as pq
+        from schemarag.runtime.artifact.parquet_rows import read_columns, read_rows
 
         info, manifest = read_manifest(folder)
         check_identity(info, folder, database, tenant)
@@ -140,7 +140,7 @@ class IndexArtifact:
             )
         schema = parse_schema(json.loads((folder / "schema.json").read_bytes()), folder / "schema.json")
         terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-        tables = pq.read_table(folder / "tables.parquet", memory_map=True).to_pylist()
+        tables = read_rows(folder / "tables.parquet")
         ddl = {
             t["name"]: TableDDL(
                 name=t["name"],
@@ -170,13 +170,13 @@ class IndexArtifact:
             chunk_table=mm["chunk_table.npy"],
             table_names=[t["name"] for t in tables],
             ddl=ddl,
-            _chunks_arrow=pq.read_table(folder / "chunks.parquet", memory_map=True),
+            _chunks=read_columns(folder / "chunks.parquet"),
             info=info,
         )
 
     @cached_property
     def _chunk_columns(self) -> dict[str, list[Any]]:
-        return {name: self._chunks_arrow.column(name).to_pylist() for name in self._chunks_arrow.column_names}
+        return self._chunks
 
     @cached_property
     def table_sources(self) -> tuple[np.ndarray, list[str]]:
