@@ -28,7 +28,7 @@ from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.schema import Column, Database, Table, check_type_text
 
 if TYPE_CHECKING:
-    from schemarag.runtime.search.results import RetrievalResult
+    from schemarag.runtime.search.results import RetrievalResult, TableRanking
 
 DESCRIPTION_CHARS = 120
 
@@ -147,7 +147,9 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
             this=exp.Schema(this=target, expressions=[_ident(col.foreign_key.column, dialect)])
         )
         node = exp.ForeignKey(expressions=[_ident(col.name, dialect)], reference=ref)
-        fks.append((col.name, node.sql(dialect=dialect)))
+        # an inferred join is a guess from names: say so (a block comment keeps the comma list valid)
+        note = " /* inferred from names, not declared */" if col.foreign_key.inferred else ""
+        fks.append((col.name, node.sql(dialect=dialect) + note))
     keys = tuple(dict.fromkeys([*pk, *(c for c, _ in fks), *referenced]))
     return TableDDL(
         name=table.name,
@@ -170,16 +172,36 @@ def _referenced(db: Database, table: str) -> list[str]:
     return [rc for _, _, rt, rc in db.foreign_keys() if rt.lower() == table.lower()]
 
 
+def name_sql(ddl: TableDDL, column: str) -> str:
+    """A column's name as its DDL line spells it (quoted where the dialect needs it), taken
+    from the pre-rendered line so no SQL library runs at request time."""
+    try:
+        line = ddl.column_sql[ddl.columns.index(column)]
+    except ValueError:
+        return column
+    closing = {'"': '"', "`": "`", "[": "]"}.get(line[:1])
+    if closing is None:
+        return line.split(" ", 1)[0]
+    end = line.find(closing, 1)
+    while end != -1 and line[end + 1 : end + 2] == closing:  # a doubled quote inside the name
+        end = line.find(closing, end + 2)
+    return line[: end + 1] if end != -1 else column
+
+
 def assemble(
     ddl: TableDDL,
     columns: Iterable[str] | None = None,
     with_comments: bool = True,
     described: Iterable[str] | None = None,
     fk_columns: set[str] | None = None,
+    compact: Sequence[str] = (),
+    hidden: int = 0,
 ) -> str:
     """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns),
     ``described`` (when given) limits the description comments to those columns, and
-    ``fk_columns`` (lower-case, when given) the FOREIGN KEY lines to those columns."""
+    ``fk_columns`` (lower-case, when given) the FOREIGN KEY lines to those columns.
+    ``compact`` columns are listed by name only in a closing comment (a few tokens each,
+    so a column the ranking under-rated is still there); ``hidden`` counts columns left out."""
     keep: set[str] | None = None
     if columns is not None:
         keep = {c.lower() for c in columns} | {c.lower() for c in ddl.key_columns}
@@ -199,6 +221,10 @@ def assemble(
     for i, (sql, comment) in enumerate(items):
         sep = "," if i < len(items) - 1 else ""
         lines.append(f"  {sql}{sep}" + (f" -- {comment}" if comment else ""))
+    if compact:
+        lines.append("  -- also: " + ", ".join(name_sql(ddl, c) for c in compact))
+    if hidden:
+        lines.append(f"  -- ({hidden} more columns not shown)")
     return f"CREATE TABLE {ddl.name_sql} (\n" + "\n".join(lines) + "\n);"
 
 
@@ -208,26 +234,93 @@ def format_tables(
     columns: dict[str, list[str]] | None = None,
     ddl: dict[str, TableDDL] | None = None,
     described: dict[str, list[str]] | None = None,
+    compact: dict[str, list[str]] | None = None,
+    levels: dict[str, int] | None = None,
 ) -> str:
-    """CREATE TABLE statements for ``tables`` in the given order (unknown names are skipped)."""
-    shown = {name.lower() for name in tables}
-    out = []
-    for name in tables:
-        t = db.table(name)
-        if t is None:
-            continue
-        piece = ddl.get(t.name) if ddl else None
-        if piece is None:  # no pre-rendered pieces (a schema without an artifact): render this table
-            piece = render_table(t, db.dialect, _referenced(db, t.name))
-        cols = columns.get(t.name) if columns else None
-        say = described.get(t.name) if described is not None else None
-        fks = None
-        if columns is not None:  # focused: a FOREIGN KEY line to a table not shown is dead weight
-            fks = {
-                c.name.lower() for c in t.columns if c.foreign_key and c.foreign_key.table.lower() in shown
-            }
-        out.append(assemble(piece, cols, described=say, fk_columns=fks))
-    return "\n\n".join(out)
+    """CREATE TABLE statements for ``tables`` in the given order (unknown names are skipped).
+
+    ``levels`` (per table, see :data:`DETAIL_LEVELS`) thins a table's rendering under a token
+    budget; a table is never left out.
+    """
+    return "\n\n".join(
+        _table_text(db, name, {n.lower() for n in tables}, columns, ddl, described, compact, levels)
+        for name in tables
+        if db.table(name) is not None
+    )
+
+
+# What a table shows at each detail level: 0 focused DDL with descriptions and the other
+# columns by name; 1 the same without descriptions; 2 focused DDL only; 3 names only.
+DETAIL_LEVELS = 4
+
+
+def _table_text(
+    db: Database,
+    name: str,
+    shown: set[str],
+    columns: dict[str, list[str]] | None,
+    ddl: dict[str, TableDDL] | None,
+    described: dict[str, list[str]] | None,
+    compact: dict[str, list[str]] | None,
+    levels: dict[str, int] | None,
+) -> str:
+    t = db.table(name)
+    assert t is not None
+    piece = ddl.get(t.name) if ddl else None
+    if piece is None:  # no pre-rendered pieces (a schema without an artifact): render this table
+        piece = render_table(t, db.dialect, _referenced(db, t.name))
+    cols = columns.get(t.name) if columns else None
+    say = described.get(t.name) if described is not None else None
+    rest = list(compact.get(t.name, ())) if compact else []
+    level = levels.get(t.name, 0) if levels else 0
+    if level >= 3:
+        keep = {c.lower() for c in (cols or piece.columns)} | {c.lower() for c in piece.key_columns}
+        names = [name_sql(piece, c) for c in piece.columns if c.lower() in keep]
+        return f"-- table {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
+    fks = None
+    if columns is not None:  # focused: a FOREIGN KEY line to a table not shown is dead weight
+        fks = {c.name.lower() for c in t.columns if c.foreign_key and c.foreign_key.table.lower() in shown}
+    if level >= 1:
+        say = []
+    hidden = len(rest) if level >= 2 else 0
+    return assemble(piece, cols, described=say, fk_columns=fks, compact=() if hidden else rest, hidden=hidden)
+
+
+def format_ranking(
+    db: Database,
+    ranking: TableRanking,
+    ddl: dict[str, TableDDL] | None = None,
+    token_budget: int | None = None,
+) -> str:
+    """The focused schema of a :class:`TableRanking`: exactly what the generator is given and
+    what ``schemarag eval`` measures.
+
+    Under ``token_budget`` tables are thinned in rounds, lowest-ranked first: descriptions go,
+    then the names-only lists, then tables shrink to their table and column names. No kept
+    table is dropped, so the result can exceed a budget too small for every table's names.
+    """
+    tables = list(ranking.tables)
+    columns = dict(ranking.columns) or None
+    described = dict(ranking.described) if ranking.columns else None
+    compact = dict(ranking.compact)
+    levels = dict.fromkeys(tables, 0)
+    shown = {t.lower() for t in tables}
+    parts = {
+        t: _table_text(db, t, shown, columns, ddl, described, compact, levels)
+        for t in tables
+        if db.table(t) is not None
+    }
+    if token_budget is not None:
+        total = sum(estimate_tokens(p) + 1 for p in parts.values())
+        for level in range(1, DETAIL_LEVELS):
+            for t in reversed([t for t in tables if t in parts]):
+                if total <= token_budget:
+                    break
+                levels[t] = level
+                before = parts[t]
+                parts[t] = _table_text(db, t, shown, columns, ddl, described, compact, levels)
+                total += estimate_tokens(parts[t]) - estimate_tokens(before)
+    return "\n\n".join(parts.values())
 
 
 def format_full_schema(db: Database, ddl: dict[str, TableDDL] | None = None) -> str:
@@ -256,6 +349,8 @@ def format_focused_schema(
     its key and label columns (PK, FKs, FK targets, ``*name``/``title``) without descriptions.
     With ``token_budget``, material is dropped lowest-score first: doc chunks from the
     lowest-scoring up, then expanded (neighbour) tables from the last, never a retrieved table.
+    A budgeted ranking (``result.ranking``) keeps every ranked table and thins them instead
+    (:func:`format_ranking`).
     """
     ddl = ddl or result.ddl
     chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
@@ -276,8 +371,11 @@ def format_focused_schema(
         described = {name: [] for name in shown_columns} if shown_columns else None
         shown_columns = shown_columns or None
 
-    def render(tbls: list[str], chs: list) -> str:
-        text = format_tables(db, tbls, shown_columns, ddl=ddl, described=described)
+    def render(tbls: list[str], chs: list, ddl_budget: int | None = None) -> str:
+        if ranking is not None:
+            text = format_ranking(db, ranking, ddl, ddl_budget)
+        else:
+            text = format_tables(db, tbls, shown_columns, ddl=ddl, described=described)
         if chs:
             by_table: dict[str, list] = {}
             for sc in chs:
@@ -295,6 +393,11 @@ def format_focused_schema(
     while estimate_tokens(out) > token_budget and chunks:
         chunks = chunks[:-1]
         out = render(tables, chunks)
+    if ranking is not None:  # every ranked table stays; they are thinned, not dropped
+        if estimate_tokens(out) <= token_budget:
+            return out
+        docs_tokens = estimate_tokens(out) - estimate_tokens(format_ranking(db, ranking, ddl))
+        return render(tables, chunks, max(0, token_budget - docs_tokens))
     retrieved = {t for t in tables if t.lower() in retrieved_set}
     while estimate_tokens(out) > token_budget and len(tables) > len(retrieved):
         drop = next(t for t in reversed(tables) if t not in retrieved)

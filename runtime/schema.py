@@ -79,6 +79,9 @@ class ForeignKey(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     table: str
     column: str
+    # True for a join inferred at build time from names/types (no declared constraint): the
+    # DDL renders it as a comment, so the generator knows it is a guess.
+    inferred: bool = False
 
 
 class Column(BaseModel):
@@ -110,6 +113,9 @@ class Table(BaseModel):
     description: str = ""
     columns: list[Column] = Field(min_length=1)
     row_count: int | None = None
+    # The source database of this table when the datasource pools several (a union): routing
+    # reads membership from here, never from a naming convention.
+    database: str | None = None
 
     @model_validator(mode="after")
     def _unique_columns(self) -> Table:

@@ -180,12 +180,13 @@ class IndexArtifact:
 
     @cached_property
     def table_sources(self) -> tuple[np.ndarray, list[str]]:
-        """Per table, the index of its source database in a union (``<db>__<table>``), and the names."""
+        """Per table, the index of its source database in a union (``Table.database``), and the names."""
         names: list[str] = []
         index: dict[str, int] = {}
         ids = np.empty(len(self.table_names), dtype=np.int32)
         for i, t in enumerate(self.table_names):
-            src = t.split("__", 1)[0] if "__" in t else ""
+            table = self.schema.table(t)
+            src = (table.database or "") if table is not None else ""
             if src not in index:
                 index[src] = len(names)
                 names.append(src)
@@ -228,15 +229,17 @@ class IndexArtifact:
     def implicit_join_columns(self) -> dict[str, set[str]]:
         """Per table, id/code-named columns whose name another table of the same source also has
         (``transactions.CustomerID`` ~ ``customers.CustomerID``): undeclared join keys."""
-        seen: dict[tuple[str, str], set[str]] = {}
+        src_ids, _ = self.table_sources
+        source = {t: int(src_ids[i]) for i, t in enumerate(self.table_names)}
+        seen: dict[tuple[int, str], set[str]] = {}
         for t, d in self.ddl.items():
             for c in d.columns:
                 if join_like(c):
-                    seen.setdefault((source_of(t), c.lower()), set()).add(t)
+                    seen.setdefault((source.get(t, -1), c.lower()), set()).add(t)
         out: dict[str, set[str]] = {}
         for t, d in self.ddl.items():
             for c in d.columns:
-                if len(seen.get((source_of(t), c.lower()), ())) > 1:
+                if len(seen.get((source.get(t, -1), c.lower()), ())) > 1:
                     out.setdefault(t, set()).add(c)
         return out
 

@@ -90,3 +90,4 @@ class TableRanking:
     scores: dict[str, float] = field(default_factory=dict)  # table relevance in [0, 1]
     ranked: list[str] = field(default_factory=list)  # every table, best first
     described: dict[str, list[str]] = field(default_factory=dict)  # kept columns shown with a description
+    compact: dict[str, list[str]] = field(default_factory=dict)  # other columns, shown by name only

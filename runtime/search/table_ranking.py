@@ -3,17 +3,24 @@
 * **Table evidence**: a table's score is its best chunk plus a little of its next two
   (several chunks agreeing beat one lucky match), so ``orders`` outranks a table that merely
   mentions orders once.
-* **Routing**: in a union index (tables named ``<db>__<table>``), source databases are ranked
-  by their best tables, and the winning database's tables come first: a question is about
-  one database, and a focused schema mixing two is rarely answerable.
+* **Routing**: in a union index (tables whose ``Table.database`` says which source database
+  they come from), source databases are ranked by their best tables, and the winning
+  database's tables come first: a question is about one database, and a focused schema mixing
+  two is rarely answerable.
+* **Adaptive budget** (``confidence``): stop adding tables once the next table's calibrated
+  score falls below ``confidence`` times the best (the budget stays the ceiling).
+* **Join paths** (``join_paths``): a kept table not connected to the best table through kept
+  tables brings the tables on its shortest FK path to them (at most JOIN_PATH_HOPS hops).
 * **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
   keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
   scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
   tables keep only join and label columns. Join columns (PK, FKs, FK targets, and ``*_id``/
   ``*Id``/``*_code`` names shared with another table: joined on even where no FK is declared)
   and label columns (``*name``, ``title``) are always kept, without their
-  description; only focused columns carry one. A
-  column counts as named when the question contains its name, or every word of it (stemmed).
+  description; only focused columns carry one. The other columns of a strong table (of every
+  kept table with ``rest_tables="all"``) are listed by name only (``compact``), so a column
+  the ranking missed is still in the prompt at a few tokens. A column counts as named when
+  the question contains its name, or every word of it (stemmed).
 * **FK expansion** under the budget: after each table, its FK neighbours with comparable
   evidence are pulled forward, so join partners arrive with the table that needs them.
 """
@@ -32,6 +39,7 @@ from schemarag.runtime.search.text_tokens import tokenize
 SECOND_WEIGHT = 0.3
 NEIGHBOUR_RATIO = 0.5
 ROUTE_SECOND_WEIGHT = 0.5
+JOIN_PATH_HOPS = 3
 
 
 def table_scores(art: IndexArtifact, rel: np.ndarray) -> np.ndarray:
@@ -86,16 +94,24 @@ def rank_tables_from_scores(
     fk_expand: bool = True,
     question: str | None = None,
     policy: ColumnPolicy | None = None,
+    confidence: float | None = None,
+    join_paths: bool = False,
 ) -> TableRanking:
+    """The focused schema's tables (at most ``budget``) and, per table, what it shows.
+
+    ``confidence`` (0..1) makes the number of tables adaptive: ranked tables scoring below
+    ``confidence * best`` are not taken (FK neighbours still follow the tables they join).
+    """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
     scores = table_scores(art, rel)
     order = routed_order(art, scores)
     ranked = [names[i] for i in order.tolist()]
     score_of = {names[i]: float(scores[i]) for i in range(len(names))}
+    floor = confidence * score_of[ranked[0]] if confidence is not None and ranked else -1.0
     kept: list[str] = []
     for t in ranked:
-        if len(kept) >= budget:
+        if len(kept) >= budget or (kept and score_of[t] < floor):
             break
         if t in kept:
             continue
@@ -108,9 +124,58 @@ def rank_tables_from_scores(
                 break
             if n not in kept and score_of[n] >= NEIGHBOUR_RATIO * score_of[t] and score_of[n] > 0:
                 kept.append(n)
+    if join_paths:
+        kept = complete_join_paths(art, kept, budget)
     scores_kept = {t: score_of[t] for t in kept}
-    columns, described = select_columns(art, rel, kept, scores_kept, question or "", policy)
-    return TableRanking(tables=kept, columns=columns, scores=scores_kept, ranked=ranked, described=described)
+    columns, described, compact = select_columns(art, rel, kept, scores_kept, question or "", policy)
+    return TableRanking(
+        tables=kept, columns=columns, scores=scores_kept, ranked=ranked, described=described, compact=compact
+    )
+
+
+def _path_to(art: IndexArtifact, start: str, component: set[str]) -> list[str]:
+    """Intermediate tables of the shortest FK path from ``start`` to ``component`` (BFS)."""
+    parent: dict[str, str | None] = {start: None}
+    frontier = [start]
+    for _ in range(JOIN_PATH_HOPS):
+        nxt: list[str] = []
+        for node in frontier:
+            for n in sorted(art.schema.neighbours(node)):
+                if n in parent:
+                    continue
+                parent[n] = node
+                if n in component:
+                    path, step = [], parent[n]
+                    while step is not None and step != start:
+                        path.append(step)
+                        step = parent[step]
+                    return path
+                nxt.append(n)
+        frontier = nxt
+    return []
+
+
+def complete_join_paths(art: IndexArtifact, kept: list[str], budget: int) -> list[str]:
+    """``kept`` plus, after each table not yet joined to the ones before it, the tables on its
+    shortest FK path to them; tables past ``budget`` fall off the end (lowest ranked first)."""
+    if not kept:
+        return kept
+    out = [kept[0]]
+    component = {kept[0]}
+    for t in kept[1:]:
+        if t in component:
+            continue
+        bridge = [] if art.schema.neighbours(t) & component else _path_to(art, t, component)
+        out.append(t)
+        component.add(t)
+        for b in bridge:
+            if b not in component:
+                out.append(b)
+                component.add(b)
+    if len(out) > budget:  # bridges take the places of the lowest-ranked tables they displaced
+        must = set(out[:budget])
+        out = [t for t in out if t in must]
+    return out
 
 
 @dataclass(frozen=True)
@@ -120,6 +185,7 @@ class ColumnPolicy:
     table_ratio: float = 0.4
     columns_by_rank: tuple[int, ...] = (6, 3, 1)
     column_ratio: float = 0.55
+    rest_tables: str = "strong"  # whose other columns are listed by name: "strong", "all" or "none"
 
 
 DEFAULT_COLUMN_POLICY = ColumnPolicy()
@@ -130,11 +196,19 @@ def _norm(text: str) -> str:
     return " " + _WORDS.sub(" ", text.lower()).strip() + " "
 
 
+LABEL_WORDS = ("name", "title", "label")  # general English for "what a thing is called"
+
+
 def label_like(column: str) -> bool:
-    """Human-readable labels (``name``, ``*_name``, ``title``, ``forename``...): what a question
-    naming an entity ("Lewis Hamilton", "the set Coldsnap") filters or shows."""
+    """Human-readable labels: a name ending in a general-English label word (``name``,
+    ``full_name``, ``surname``, ``title``, ``label``): what a question naming an entity
+    ("Lewis Hamilton", "the set Coldsnap") filters or shows.
+
+    >>> [c for c in ("surname", "Title", "name_id", "status") if label_like(c)]
+    ['surname', 'Title']
+    """
     low = column.lower()
-    return low.endswith("name") or low in ("title", "forename", "surname")
+    return low.endswith(LABEL_WORDS)
 
 
 def select_columns(
@@ -144,8 +218,9 @@ def select_columns(
     table_score: dict[str, float],
     question: str,
     policy: ColumnPolicy = DEFAULT_COLUMN_POLICY,
-) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """``(columns, described)`` per table, in schema order: what to show, and what to describe."""
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+    """``(columns, described, compact)`` per table, in schema order: what to show as DDL, what
+    of that to describe, and the other columns to list by name only."""
     top = max((table_score[t] for t in tables), default=0.0)
     strong = [t for t in tables if table_score[t] >= policy.table_ratio * top and top > 0]
     strong_set = set(strong)
@@ -161,6 +236,7 @@ def select_columns(
     name_tokens = art.column_name_tokens
     columns: dict[str, list[str]] = {}
     described: dict[str, list[str]] = {}
+    compact: dict[str, list[str]] = {}
     rank = 0
     for t in tables:
         cs = col_scores[t]
@@ -180,4 +256,6 @@ def select_columns(
         keys = set(ddl.key_columns) | art.implicit_join_columns.get(t, set()) | labels
         columns[t] = [c for c in ddl.columns if c in rich or c in keys]
         described[t] = [c for c in ddl.columns if c in rich]
-    return columns, described
+        if policy.rest_tables == "all" or (policy.rest_tables == "strong" and t in strong_set):
+            compact[t] = [c for c in ddl.columns if c not in rich and c not in keys]
+    return columns, described, compact

@@ -69,6 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="write one datasource NAME whose tables are named <db>__<table>",
     )
+    parser.add_argument(
+        "--strip-foreign-keys", action="store_true", help="drop declared foreign keys (eval setting)"
+    )
+    parser.add_argument(
+        "--infer-joins", action="store_true", help="infer foreign keys from names and types"
+    )
 
 
 def _run_other(args: argparse.Namespace, out: Path):
@@ -121,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
             descriptions=Path(args.descriptions) if args.descriptions else None,
             metadata=_paths(args.metadata),
             union=args.union,
+            strip_foreign_keys=args.strip_foreign_keys,
+            infer_joins=args.infer_joins,
         )
     elapsed = time.perf_counter() - started
     print(

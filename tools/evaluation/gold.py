@@ -30,18 +30,22 @@ log = logging.getLogger(__name__)
 class SchemaView:
     """The tables a gold SQL may name, by lower-cased name, mapped to the schema's names.
 
-    For a union schema pass ``prefix="<db_id>__"``: the SQL says ``frpm``, the schema says
-    ``california_schools__frpm``, and only that database's tables are in view.
+    For a union schema pass ``database="<db_id>"``: only tables whose ``Table.database`` is
+    that database are in view, under their names in the source (the SQL says ``frpm``, the
+    union says ``california_schools__frpm``; the importer's naming is undone here, in the
+    evaluation, never in ranking).
     """
 
-    def __init__(self, db: Database, prefix: str = "") -> None:
+    def __init__(self, db: Database, database: str | None = None) -> None:
+        from schemarag.tools.importers.spider_bird import union_table_name
+
         self.tables: dict[str, str] = {}
         self.columns: dict[str, dict[str, str]] = {}
-        lprefix = prefix.lower()
+        prefix = union_table_name(database, "") if database is not None else ""
         for table in db.tables:
-            if not table.name.lower().startswith(lprefix):
+            if database is not None and table.database != database:
                 continue
-            local = table.name[len(prefix) :].lower()
+            local = table.name[len(prefix) :].lower() if table.name.startswith(prefix) else table.name.lower()
             self.tables[local] = table.name
             self.columns[local] = {c.name.lower(): c.name for c in table.columns}
 

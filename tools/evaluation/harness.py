@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.search.results import TableRanking
 from schemarag.tools.evaluation.gold import Gold, SchemaView, gold_from_sql
 from schemarag.tools.evaluation.metrics import aggregate
 from schemarag.tools.evaluation.questions import Question
-from schemarag.tools.importers.spider_bird import UNION_SEPARATOR
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,9 @@ class EvalConfig:
     artifacts: Path | None = None
     progress_every: int = 100
     progress: Callable[[int, int], None] | None = None
+    data: Path | None = None  # the import folder: its inputs.json labels the setting
+    confidence: float | None = None  # adaptive table budget (None: fixed budgets)
+    join_paths: bool = False
 
 
 @dataclass
@@ -69,10 +72,10 @@ class EvalResult:
 
 
 def _open(name: str, config: EvalConfig) -> _Datasource:
-    from schemarag.runtime import retriever as retriever_module
     from schemarag.runtime.formatting import format_full_schema, render_schema
+    from schemarag.runtime.search.retriever import Retriever
 
-    retriever = retriever_module.Retriever.open(name, artifacts=config.artifacts)
+    retriever = Retriever.open(name, artifacts=config.artifacts)
     db = retriever.schema
     ddl = render_schema(db)
     source = _Datasource(retriever, db, ddl, estimate_tokens(format_full_schema(db, ddl=ddl)))
@@ -83,47 +86,60 @@ def _open(name: str, config: EvalConfig) -> _Datasource:
 def _view(source: _Datasource, db_id: str, union: bool) -> SchemaView:
     key = db_id if union else ""
     if key not in source.views:
-        prefix = f"{db_id}{UNION_SEPARATOR}" if union else ""
-        source.views[key] = SchemaView(source.db, prefix)
+        source.views[key] = SchemaView(source.db, db_id if union else None)
     return source.views[key]
 
 
-def _shown_columns(source: _Datasource, tables: list[str], columns: dict[str, list[str]]) -> dict[str, list]:
-    """Columns the focused schema shows per table: the kept ones plus keys, or all of them."""
+def shown_columns(source: Any, ranking: TableRanking) -> dict[str, list]:
+    """Columns the focused schema shows per table (``source`` has ``db`` and ``ddl``): the
+    kept ones, keys, and those listed by name only; or all of them when not pruned."""
     out: dict[str, list[str]] = {}
-    for name in tables:
+    columns, compact = dict(ranking.columns), dict(ranking.compact)
+    for name in ranking.tables:
         table = source.db.table(name)
         if table is None:
             continue
         if table.name in columns:
-            out[table.name] = sorted(set(columns[table.name]) | set(source.ddl[table.name].key_columns))
+            shown = set(columns[table.name]) | set(source.ddl[table.name].key_columns)
+            out[table.name] = sorted(shown | set(compact.get(table.name, ())))
         else:
             out[table.name] = [c.name for c in table.columns]
     return out
 
 
-def _run_method(
-    source: _Datasource, text: str, method: str, fk: bool, budgets: Sequence[int]
-) -> dict[str, Any]:
-    from schemarag.runtime.formatting import format_focused_schema_tables
+def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: EvalConfig) -> dict[str, Any]:
+    from schemarag.runtime.formatting import format_ranking
+    from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 
+    budgets = config.budgets
     kept_by_budget: dict[int, list[str]] = {}
     top = max(budgets)
+
+    def rank(rel: Any, budget: int) -> TableRanking:
+        return rank_tables_from_scores(
+            source.retriever.artifact,
+            rel,
+            budget,
+            fk_expand=fk,
+            question=text,
+            confidence=config.confidence,
+            join_paths=config.join_paths,
+        )
+
     # Timed first, with the query-embedding cache cleared: latency includes embedding the question.
     source.retriever.clear_query_cache()
     started = time.perf_counter()
-    ranking = source.retriever.rank_tables(text, top, method, fk)
-    focused = format_focused_schema_tables(
-        source.db, ranking.tables, ranking.columns, source.ddl, ranking.described
-    )
+    rel, _, _ = source.retriever.score_chunks(text, method)
+    ranking = rank(rel, top)
+    focused = format_ranking(source.db, ranking, source.ddl)
     latency = (time.perf_counter() - started) * 1000.0
     for budget in sorted(budgets):
         if budget != top:
-            kept_by_budget[budget] = list(source.retriever.rank_tables(text, budget, method, fk).tables)
+            kept_by_budget[budget] = list(rank(rel, budget).tables)
     kept_by_budget[top] = list(ranking.tables)
     return {
         "kept_by_budget": kept_by_budget,
-        "kept_columns": _shown_columns(source, list(ranking.tables), dict(ranking.columns)),
+        "kept_columns": shown_columns(source, ranking),
         "scores": {k: round(float(v), 6) for k, v in ranking.scores.items()},
         "focused_tokens": estimate_tokens(focused),
         "full_tokens": source.full_tokens,
@@ -134,6 +150,21 @@ def _run_method(
 def _setting(config: EvalConfig) -> str:
     where = f"union:{config.union}" if config.union else "per-db"
     return f"{where}, {'question+evidence' if config.with_evidence else 'question'}"
+
+
+def input_label(config: EvalConfig) -> dict[str, Any]:
+    """Whether every database of the union got the same kind of input (``symmetric``), from
+    the importer's ``inputs.json``; per-db runs are symmetric by construction."""
+    from schemarag.tools.importers.writer import input_setting
+
+    if not config.union:
+        return {"symmetric": True, "label": "per-db (each database against its own index)"}
+    info = input_setting(config.data, config.union) if config.data else {}
+    if not info:
+        return {"symmetric": None, "label": "unknown inputs (no inputs.json from `schemarag import`)"}
+    kinds = ", ".join(f"{k}: {n} db" for k, n in info["inputs"].items())
+    word = "symmetric" if info["symmetric"] else "ASYMMETRIC"
+    return {**info, "label": f"{word} ({kinds})"}
 
 
 def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
@@ -151,7 +182,7 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
         gold_problems += not gold.ok
         text = q.text(config.with_evidence)
         for label, method, fk in config.methods:
-            rec = _run_method(source, text, method, fk, config.budgets)
+            rec = _run_method(source, text, method, fk, config)
             rec.update(gold_tables=gold.tables, gold_columns=gold.columns)
             records[label].append(rec)
         head = records[config.methods[0][0]][-1]
@@ -162,6 +193,8 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
     headline = config.methods[0][0]
     payload = {
         "setting": _setting(config),
+        "inputs": input_label(config),
+        "knobs": {"confidence": config.confidence, "join_paths": config.join_paths},
         "questions": len(questions),
         "metrics": metrics[headline],
         "baselines": {label: m for label, m in metrics.items() if label != headline},

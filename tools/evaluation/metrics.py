@@ -113,6 +113,7 @@ def aggregate(records: Sequence[Mapping[str, Any]], budgets: Sequence[int]) -> d
         "precision": _mean([precision(r["kept_by_budget"][top], r["gold_tables"]) for r in scored]),
         "context_ratio": _mean([context_ratio(r["focused_tokens"], r["full_tokens"]) for r in scored]),
         "mrr": mrr((r["kept_by_budget"][top], r["gold_tables"]) for r in scored),
+        "mean_tables_kept": _mean([float(len(r["kept_by_budget"][top])) for r in scored]),
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         "metrics_budget": top,
         "scored_questions": n,

@@ -6,9 +6,10 @@ sample values and statistics. Rendering to markdown is :mod:`schemarag.assets.li
 imported database looks exactly like a hand-documented one.
 
 With ``union`` every database is pooled into one datasource whose tables are named
-``<db>__<table>`` (double underscore; names are otherwise kept verbatim, spaces included), and
-foreign keys stay within their source database. That is the BirdUnion setting: the retriever
-must find the right database as well as the right tables.
+``<db>__<table>`` (double underscore, only to keep names unique; names are otherwise kept
+verbatim, spaces included) and carry their source in ``Table.database``, which is what the
+retriever routes by; foreign keys stay within their source database. That is the BirdUnion
+setting: the retriever must find the right database as well as the right tables.
 
 Example:
     >>> entry = {"db_id": "shop", "table_names_original": ["users"],
@@ -17,8 +18,9 @@ Example:
     >>> db = build_database(entry, [])
     >>> db.tables[0].columns[0].primary_key, db.tables[0].columns[0].type
     (True, 'INTEGER')
-    >>> union_databases([db], "all").tables[0].name
-    'shop__users'
+    >>> union = union_databases([db], "all")
+    >>> union.tables[0].name, union.tables[0].database
+    ('shop__users', 'shop')
 """
 
 from __future__ import annotations
@@ -267,10 +269,16 @@ def union_databases(dbs: list[Database], name: str, kind: str = "bird") -> Datab
             for col in table.columns:
                 fk = col.foreign_key
                 if fk is not None:
-                    fk = ForeignKey(table=union_table_name(db.name, fk.table), column=fk.column)
+                    fk = fk.model_copy(update={"table": union_table_name(db.name, fk.table)})
                 columns.append(col.model_copy(update={"foreign_key": fk}))
             tables.append(
-                table.model_copy(update={"name": union_table_name(db.name, table.name), "columns": columns})
+                table.model_copy(
+                    update={
+                        "name": union_table_name(db.name, table.name),
+                        "columns": columns,
+                        "database": db.name,
+                    }
+                )
             )
     label = "BIRD" if kind == "bird" else "Spider"
     names = ", ".join(db.name for db in dbs)

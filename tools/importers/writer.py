@@ -8,6 +8,7 @@ removed so a renamed table does not leave a stale doc behind.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from schemarag.assets.lib.docs_writer import doc_file_name, render_index_doc, re
 from schemarag.runtime.errors import ImportFormatError
 from schemarag.runtime.names import check_name
 from schemarag.runtime.paths import docs_dir, schema_path
-from schemarag.runtime.schema import Database
+from schemarag.runtime.schema import Database, Table
+from schemarag.tools.importers.descriptions import find_description_files
 from schemarag.tools.importers.metadata import load_metadata
 from schemarag.tools.importers.spider_bird import build_database, read_catalogs, schema_json, union_databases
 
@@ -66,6 +68,58 @@ def write_database(db: Database, out: Path, extra_sections: dict[str, str] | Non
     return len(wanted) + 1
 
 
+INPUTS_FILE = "inputs.json"
+
+
+def _inputs_of(db_id: str, descriptions: Path | None, meta: dict) -> list[str]:
+    """What documentation a database was imported with, beyond its schema."""
+    kinds = []
+    if descriptions is not None and find_description_files(descriptions, db_id):
+        kinds.append("descriptions")
+    if db_id in meta:
+        kinds.append("metadata")
+    return kinds
+
+
+def write_inputs(out: Path, name: str, inputs: dict[str, list[str]]) -> Path:
+    """``<out>/<name>/inputs.json``: per source database, the documentation kinds it got.
+
+    ``schemarag eval`` reads it to label a union setting symmetric (every database got the
+    same kinds) or asymmetric; the build never reads it, so it changes no artifact.
+    """
+    path = out / name / INPUTS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, json.dumps({"databases": inputs}, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def input_setting(data: Path, name: str) -> dict[str, object]:
+    """``{"symmetric": bool, "inputs": {kinds: n databases}}`` from ``inputs.json``; an empty
+    dict when the datasource was not imported by us (nothing to say).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = write_inputs(d, "u", {"a": ["descriptions"], "b": []})
+    >>> input_setting(d, "u")
+    {'symmetric': False, 'inputs': {'descriptions': 1, 'schema only': 1}}
+    """
+    path = data / name / INPUTS_FILE
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))["databases"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    counts: dict[str, int] = {}
+    for kinds in raw.values():
+        label = "+".join(kinds) or "schema only"
+        counts[label] = counts.get(label, 0) + 1
+    return {"symmetric": len(counts) == 1, "inputs": dict(sorted(counts.items()))}
+
+
+def _without_fks(table: Table) -> Table:
+    cols = [c.model_copy(update={"foreign_key": None}) for c in table.columns]
+    return table.model_copy(update={"columns": cols})
+
+
 def import_catalog(
     tables: list[Path],
     out: Path,
@@ -74,6 +128,8 @@ def import_catalog(
     descriptions: Path | None = None,
     metadata: list[Path] | None = None,
     union: str | None = None,
+    strip_foreign_keys: bool = False,
+    infer_joins: bool = False,
 ) -> ImportReport:
     """Import every database in ``tables`` into ``out`` (one datasource each, or one ``union``)."""
     if kind not in ("bird", "spider"):
@@ -91,13 +147,22 @@ def import_catalog(
         db = build_database(
             entry, report.warnings, descriptions=descriptions, metadata=meta, source=source, kind=kind
         )
+        if strip_foreign_keys:  # an evaluation setting: a schema that declares no relationships
+            db = db.model_copy(update={"tables": [_without_fks(t) for t in db.tables]})
+        if infer_joins:
+            from schemarag.assets.lib.join_inference import infer_foreign_keys
+
+            db = infer_foreign_keys(db)
         built.append(db)
     missing_meta = sorted(set(meta) - {db.name for db in built})
     if missing_meta:
         report.warnings.append(f"metadata names databases not in --tables: {', '.join(missing_meta)}")
     outputs = [union_databases(built, union, kind)] if union is not None else built
+    inputs = {db.name: _inputs_of(db.name, descriptions, meta) for db in built}
     for db in outputs:
         report.files += write_database(db, out)
+        members = [m.name for m in built] if union is not None else [db.name]
+        write_inputs(out, db.name, {m: inputs[m] for m in members})
         report.databases.append(db.name)
         report.tables += len(db.tables)
         report.columns += sum(len(t.columns) for t in db.tables)

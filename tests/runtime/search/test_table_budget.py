@@ -36,9 +36,12 @@ def test_search_with_budget_carries_the_ranking_and_the_formatter_uses_it(built_
         listed = {
             line.split()[0]
             for line in create.strip().splitlines()
-            if not line.strip().startswith(("PRIMARY", "FOREIGN"))
+            if not line.strip().startswith(("PRIMARY", "FOREIGN", "--"))
         }
         assert listed <= shown | set(r.artifact.ddl[table].key_columns)
+        also = [line for line in create.splitlines() if line.strip().startswith("-- also: ")]
+        names = also[0].split("-- also: ", 1)[1].split(", ") if also else []
+        assert names == budgeted.ranking.compact.get(table, [])  # the rest, by name only
 
 
 def test_generate_cli_table_budget(built_artifacts: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,11 +76,21 @@ def test_double_quoted_string_literal_is_not_a_column(view: SchemaView) -> None:
 
 
 def test_union_schema_maps_local_names_to_prefixed_names() -> None:
-    tables = [{"name": n, "columns": [{"name": "id"}]} for n in ("a__t", "b__t")]
+    tables = [{"name": n, "database": n[0], "columns": [{"name": "id"}]} for n in ("a__t", "b__t")]
     data = {"name": "u", "dialect": "sqlite", "tables": tables}
-    view = SchemaView(Database.model_validate(data), "b__")
+    view = SchemaView(Database.model_validate(data), "b")
     gold = gold_from_sql("SELECT id FROM T", view)
     assert gold.tables == ["b__t"] and gold.columns == {"b__t": ["id"]}
+
+
+def test_union_view_reads_membership_not_names() -> None:
+    """A dbt-style name with a double underscore belongs where ``database`` says."""
+    tables = [
+        {"name": "stg_stripe__charges", "database": "shop", "columns": [{"name": "id"}]},
+        {"name": "stg_stripe__refunds", "database": "other", "columns": [{"name": "id"}]},
+    ]
+    view = SchemaView(Database.model_validate({"name": "u", "dialect": "sqlite", "tables": tables}), "shop")
+    assert view.tables == {"stg_stripe__charges": "stg_stripe__charges"}
 
 
 @pytest.mark.parametrize("sql", ["", "SELEC FROM WHERE (((", "SELECT * FROM nowhere", "DROP TABLE frpm; x"])

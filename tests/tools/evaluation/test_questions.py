@@ -36,7 +36,7 @@ def test_spider_file_gets_positional_ids(tmp_path: Path) -> None:
 
 def test_gold_of_real_bird_questions_against_the_union_import(tmp_path: Path) -> None:
     import_catalog([FIXTURE / "tables.json"], tmp_path, union="u")
-    view = SchemaView(load_schema(tmp_path / "u.json"), "debit_card_specializing__")
+    view = SchemaView(load_schema(tmp_path / "u.json"), "debit_card_specializing")
     golds = [gold_from_sql(q.sql, view) for q in load_questions(FIXTURE / "questions.json")]
     assert all(g.ok for g in golds)
     prefix = "debit_card_specializing__"

@@ -1,0 +1,91 @@
+"""Inferred relationships from names and types, on a real BIRD catalog with its FKs removed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from schemarag.assets.lib.join_inference import infer_foreign_keys
+from schemarag.runtime.formatting import render_schema
+from schemarag.runtime.schema import Database, load_schema
+from schemarag.tools.importers.writer import import_catalog
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "bird_small"
+
+
+def _db(tables: list[dict]) -> Database:
+    return Database.model_validate({"name": "s", "dialect": "sqlite", "tables": tables})
+
+
+def _col(name: str, type_: str = "INTEGER", pk: bool = False) -> dict:
+    return {"name": name, "type": type_, "primary_key": pk}
+
+
+def test_reference_by_table_name_and_shared_key_name() -> None:
+    db = _db(
+        [
+            {"name": "categories", "columns": [_col("id", pk=True), _col("title", "TEXT")]},
+            {"name": "Customers", "columns": [_col("CustomerID", pk=True)]},
+            {
+                "name": "orders",
+                "columns": [_col("id", pk=True), _col("categoryId"), _col("CustomerID"), _col("paid_no")],
+            },
+        ]
+    )
+    inferred = infer_foreign_keys(db)
+    orders = inferred.table("orders")
+    assert orders.column("categoryId").foreign_key.model_dump() == {
+        "table": "categories",
+        "column": "id",
+        "inferred": True,
+    }
+    assert orders.column("CustomerID").foreign_key.table == "Customers"
+    assert orders.column("paid_no").foreign_key is None  # no table named "paid"
+    assert orders.column("id").foreign_key is None  # a table's own key references nothing
+    assert db.table("orders").column("categoryId").foreign_key is None  # the input is not changed
+
+
+def test_types_must_match_and_declared_keys_win() -> None:
+    db = _db(
+        [
+            {"name": "users", "columns": [_col("id", pk=True)]},
+            {"name": "teams", "columns": [_col("id", pk=True)]},
+            {
+                "name": "events",
+                "columns": [
+                    _col("id", pk=True),
+                    _col("user_id", "TEXT"),  # text vs integer key: not a join
+                    {"name": "team_id", "type": "INTEGER", "foreign_key": {"table": "users", "column": "id"}},
+                ],
+            },
+        ]
+    )
+    events = infer_foreign_keys(db).table("events")
+    assert events.column("user_id").foreign_key is None
+    assert events.column("team_id").foreign_key.model_dump() == {
+        "table": "users",
+        "column": "id",
+        "inferred": False,
+    }
+
+
+def test_union_inference_stays_inside_each_database() -> None:
+    tables = [
+        {"name": "a__customers", "database": "a", "columns": [_col("id", pk=True)]},
+        {"name": "b__orders", "database": "b", "columns": [_col("id", pk=True), _col("customer_id")]},
+    ]
+    assert infer_foreign_keys(_db(tables)).table("b__orders").column("customer_id").foreign_key is None
+
+
+def test_bird_catalog_without_fks_gets_them_back_marked_inferred(tmp_path: Path) -> None:
+    tables = FIXTURE / "tables.json"
+    declared = len(json.loads(tables.read_text(encoding="utf-8"))[0]["foreign_keys"])
+    import_catalog([tables], tmp_path / "stripped", strip_foreign_keys=True)
+    import_catalog([tables], tmp_path / "inferred", strip_foreign_keys=True, infer_joins=True)
+    stripped = load_schema(tmp_path / "stripped" / "debit_card_specializing.json")
+    inferred = load_schema(tmp_path / "inferred" / "debit_card_specializing.json")
+    assert stripped.foreign_keys() == []
+    fks = [c.foreign_key for t in inferred.tables for c in t.columns if c.foreign_key]
+    assert declared > 0 and len(fks) >= 1 and all(fk.inferred for fk in fks)
+    ddl = "\n".join(sql for d in render_schema(inferred).values() for _, sql in d.fk_sql)
+    assert "inferred from names, not declared" in ddl

@@ -1,0 +1,125 @@
+"""Column focus, adaptive budget, join-path completion and union routing on real artifacts."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from retrieval_support import build
+
+from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.formatting import format_ranking
+from schemarag.runtime.search.retriever import Retriever
+from schemarag.runtime.search.table_ranking import (
+    ColumnPolicy,
+    complete_join_paths,
+    rank_tables_from_scores,
+    routed_order,
+    table_scores,
+)
+
+QUESTION = "Which accounts have unpaid invoices older than 30 days?"
+
+
+def _rank(r: Retriever, budget: int = 6, **kw):
+    rel, _, _ = r.score_chunks(QUESTION)
+    return rank_tables_from_scores(r.artifact, rel, budget, question=QUESTION, **kw)
+
+
+def test_every_column_of_a_listed_table_is_shown_once(b2b: Retriever) -> None:
+    ranking = _rank(b2b, policy=ColumnPolicy(rest_tables="all"))
+    for table in ranking.tables:
+        full = list(b2b.artifact.ddl[table].columns)
+        shown, compact = ranking.columns[table], ranking.compact[table]
+        assert not set(shown) & set(compact)
+        assert sorted(shown + compact) == sorted(full)  # DDL or by name: nothing is lost
+    none = _rank(b2b, policy=ColumnPolicy(rest_tables="none"))
+    assert none.compact == {} and none.tables == ranking.tables
+
+
+def test_compact_names_are_rendered_and_cheaper_than_ddl(b2b: Retriever) -> None:
+    ranking = _rank(b2b, policy=ColumnPolicy(rest_tables="all"))
+    text = format_ranking(b2b.schema, ranking, b2b.artifact.ddl)
+    table = next(t for t in ranking.tables if ranking.compact[t])
+    block = text.split(f"CREATE TABLE {table} (", 1)[1].split(");", 1)[0]
+    also = re.search(r"-- also: (.*)", block)
+    assert also is not None and also.group(1).split(", ") == ranking.compact[table]
+    listed = format_ranking(b2b.schema, ranking, b2b.artifact.ddl)
+    as_ddl = _rank(b2b, policy=ColumnPolicy(rest_tables="none"))
+    as_ddl.columns = {t: list(b2b.artifact.ddl[t].columns) for t in as_ddl.tables}  # everything as DDL
+    assert estimate_tokens(listed) < estimate_tokens(format_ranking(b2b.schema, as_ddl, b2b.artifact.ddl))
+
+
+def test_token_budget_thins_tables_but_never_drops_one(b2b: Retriever) -> None:
+    ranking = _rank(b2b, budget=8, policy=ColumnPolicy(rest_tables="all"))
+    ddl = b2b.artifact.ddl
+    sizes = []
+    for budget in (None, 600, 300, 150, 10):
+        text = format_ranking(b2b.schema, ranking, ddl, token_budget=budget)
+        for table in ranking.tables:  # each table is still there, as DDL or as a names line
+            assert f"CREATE TABLE {table} (" in text or f"-- table {table}: " in text
+        sizes.append(estimate_tokens(text))
+        if budget is not None and budget >= 300:
+            assert sizes[-1] <= budget
+        # thinning goes bottom-up: once a table is down to names, every table below it is too
+        names_only = [f"-- table {t}: " in text for t in ranking.tables]
+        assert names_only == sorted(names_only)
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0]
+    assert f"-- table {ranking.tables[-1]}: " in format_ranking(b2b.schema, ranking, ddl, token_budget=10)
+
+
+def test_confidence_keeps_fewer_tables_as_it_rises(b2b: Retriever) -> None:
+    fixed = _rank(b2b, budget=10)
+    counts = [len(_rank(b2b, budget=10, confidence=c).tables) for c in (0.0, 0.5, 0.9, 1.0)]
+    assert counts[0] == len(fixed.tables)
+    assert counts == sorted(counts, reverse=True) and counts[-1] >= 1
+
+
+def test_join_paths_bring_the_bridge_table(chain_artifacts: Path) -> None:
+    art = Retriever.open("chain", artifacts=chain_artifacts).artifact
+    assert complete_join_paths(art, ["a", "c"], 5) == ["a", "c", "b"]
+    assert complete_join_paths(art, ["a", "b", "c"], 5) == ["a", "b", "c"]  # already joined
+    assert complete_join_paths(art, ["a", "c"], 2) == ["a", "c"]  # the budget still holds
+
+
+def _table(name: str, database: str, words: str) -> dict:
+    cols = [{"name": "id", "type": "INTEGER", "primary_key": True}, {"name": "note", "description": words}]
+    return {"name": name, "database": database, "description": words, "columns": cols}
+
+
+def test_union_routes_by_database_field_not_by_double_underscore(tmp_path: Path) -> None:
+    """dbt names (``stg_stripe__charges``) carry ``__``; membership comes from ``database``."""
+    schema = {
+        "name": "pool",
+        "dialect": "sqlite",
+        "tables": [
+            _table("stg_stripe__charges", "payments", "card charges captured by stripe"),
+            _table("stg_stripe__refunds", "payments", "refunds of card charges"),
+            _table("stg_hr__employees", "people", "employees and their salaries"),
+        ],
+    }
+    data = tmp_path / "schemas"
+    data.mkdir()
+    (data / "pool.json").write_text(json.dumps(schema), encoding="utf-8")
+    build(["pool"], data, tmp_path / "artifacts")
+    art = Retriever.open("pool", artifacts=tmp_path / "artifacts").artifact
+    ids, names = art.table_sources
+    by_table = {t: names[i] for t, i in zip(art.table_names, ids.tolist(), strict=True)}
+    assert by_table == {
+        "stg_stripe__charges": "payments",
+        "stg_stripe__refunds": "payments",
+        "stg_hr__employees": "people",
+    }
+    rel = np.zeros(art.n_chunks, dtype=np.float32)
+    rel[art.chunk_table == art.table_names.index("stg_stripe__refunds")] = 0.9
+    order = [art.table_names[i] for i in routed_order(art, table_scores(art, rel)).tolist()]
+    assert set(order[:2]) == {"stg_stripe__refunds", "stg_stripe__charges"}  # same database first
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0])
+def test_confidence_bounds_keep_at_least_the_best_table(b2b: Retriever, bad: float) -> None:
+    ranking = _rank(b2b, budget=3, confidence=bad)
+    assert 1 <= len(ranking.tables) <= 3

@@ -1,0 +1,108 @@
+"""Leave-one-database-out selection and the symmetric/asymmetric setting label."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schemarag.runtime.schema import load_schema
+from schemarag.tools.evaluation.crossval import FAMILIES, Knobs, grid, lodo, objective
+from schemarag.tools.evaluation.harness import EvalConfig, input_label
+from schemarag.tools.evaluation.metrics import aggregate
+from schemarag.tools.importers.writer import import_catalog, input_setting
+
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "bird_small"
+
+
+def _rec(hit: bool, ratio: float = 0.2) -> dict:
+    """One question's record: gold table ``t`` kept (hit) or not."""
+    return {
+        "gold_tables": ["t"],
+        "gold_columns": {"t": ["c"]},
+        "kept_by_budget": {5: ["t"] if hit else ["u"]},
+        "kept_columns": {"t": ["c"]} if hit else {"u": ["c"]},
+        "focused_tokens": int(ratio * 100),
+        "full_tokens": 100,
+        "latency_ms": 0.0,
+    }
+
+
+def test_lodo_never_scores_a_database_with_a_knob_tuned_on_it() -> None:
+    # candidate 0 is right on databases a and b, candidate 1 only on c (and a little on a)
+    dbs = ["a", "a", "b", "b", "c", "c"]
+    cand0 = [_rec(True), _rec(True), _rec(True), _rec(True), _rec(False), _rec(False)]
+    cand1 = [_rec(True), _rec(False), _rec(False), _rec(False), _rec(True), _rec(True)]
+    key = objective("tables", 0.3, 8.0)
+    held, chosen, overall = lodo([cand0, cand1], dbs, [5], key)
+    # b is scored with the winner on a+c (candidate 1, which misses b), a with the tie-break
+    # on b+c (0), c with the winner on a+b (0, which misses c): c's own winner is never used
+    assert chosen == {"a": 0, "b": 1, "c": 0}
+    assert overall == 0
+    assert aggregate(held, [5])["complete_recall"]["5"] == pytest.approx(2 / 6)
+    in_sample_best_per_db = (2 + 2 + 2) / 6  # what tuning on each database itself would claim
+    assert aggregate(held, [5])["complete_recall"]["5"] < in_sample_best_per_db
+
+
+def test_columns_objective_prefers_feasible_then_recall() -> None:
+    key = objective("columns", 0.3, 8.0)
+    small_ok = {"column_srr": 0.9, "context_ratio": 0.25}
+    better_ok = {"column_srr": 0.95, "context_ratio": 0.29}
+    too_big = {"column_srr": 1.0, "context_ratio": 0.5}
+    smaller_too_big = {"column_srr": 0.5, "context_ratio": 0.4}
+    ranked = sorted([too_big, small_ok, better_ok, smaller_too_big], key=key, reverse=True)
+    assert ranked == [better_ok, small_ok, smaller_too_big, too_big]
+
+
+def test_adaptive_objective_caps_mean_tables() -> None:
+    key = objective("adaptive", 0.3, 8.0)
+    few = {"mean_tables_kept": 6.0, "metrics_budget": 15, "complete_recall": {"15": 0.9}}
+    many = {"mean_tables_kept": 12.0, "metrics_budget": 15, "complete_recall": {"15": 0.99}}
+    assert key(few) > key(many)
+
+
+def test_grids_vary_only_their_family() -> None:
+    base = Knobs()
+    for family in FAMILIES:
+        cands = grid(family, base)
+        assert len(cands) == len(set(cands)) > 1
+    assert {c.calibration for c in grid("columns")} == {base.calibration}
+    assert {c.policy for c in grid("tables")} == {base.policy}
+    assert {c.confidence for c in grid("adaptive")} - {None}
+    with pytest.raises(ValueError, match="unknown knob family"):
+        grid("everything")
+
+
+def _two_databases(tmp_path: Path) -> Path:
+    entry = json.loads((FIXTURE / "tables.json").read_text(encoding="utf-8"))[0]
+    other = dict(entry, db_id="other_shop")
+    path = tmp_path / "tables.json"
+    path.write_text(json.dumps([entry, other]), encoding="utf-8")
+    return path
+
+
+def test_union_records_membership_and_input_symmetry(tmp_path: Path) -> None:
+    tables = _two_databases(tmp_path)
+    rich = tmp_path / "rich"
+    import_catalog(
+        [tables],
+        rich,
+        descriptions=FIXTURE / "descriptions",
+        metadata=[FIXTURE / "metadata.json"],
+        union="u",
+    )
+    db = load_schema(rich / "u.json")
+    assert {t.database for t in db.tables} == {"debit_card_specializing", "other_shop"}
+    assert all(t.name.startswith(f"{t.database}__") for t in db.tables)
+    assert input_setting(rich, "u") == {
+        "symmetric": False,
+        "inputs": {"descriptions+metadata": 1, "schema only": 1},
+    }
+    label = input_label(EvalConfig(union="u", data=rich))
+    assert label["symmetric"] is False and label["label"].startswith("ASYMMETRIC")
+    plain = tmp_path / "plain"
+    import_catalog([tables], plain, union="u")
+    assert input_setting(plain, "u") == {"symmetric": True, "inputs": {"schema only": 2}}
+    assert input_label(EvalConfig(union="u", data=plain))["label"].startswith("symmetric")
+    assert input_label(EvalConfig(union="u", data=tmp_path / "nowhere"))["symmetric"] is None
