@@ -9,17 +9,23 @@ QUESTION ?= Which accounts have unpaid invoices older than 30 days, and who is t
 install: $(VENV)/.installed
 
 # The same pip path a user takes: `pip install -e '.[test]'` (test = all extras + pytest/ruff).
+# Quiet (pip still prints warnings and errors), then one line saying what was installed and how long it took.
+PIP := $(BIN)/pip install -q --disable-pip-version-check
 $(VENV)/.installed: pyproject.toml setup.py
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
-	touch $@
+	@echo "installing schemarag with all extras into $(VENV) (about a minute the first time) ..."
+	@start=$$(date +%s) && $(PYTHON) -m venv $(VENV) && $(PIP) --upgrade pip && $(PIP) -e '.[test]' \
+	  && echo "installed schemarag $$($(BIN)/python -c 'import schemarag; print(schemarag.__version__)')" \
+	     "into $(VENV) ($$(( $$(date +%s) - start )) s)"
+	@touch $@
 
 # The main job on the bundled samples: build every index, then answer a sample question.
 demo: install
 	$(BIN)/schemarag build
 	$(BIN)/schemarag retrieve --db b2b_saas "$(QUESTION)"
 	$(BIN)/schemarag generate --db b2b_saas --prompt-only "$(QUESTION)"
+	@echo
+	@echo "next: $(BIN)/schemarag retrieve --db ecommerce --debug \"How many orders were placed last month?\""
+	@echo "      (or 'source $(BIN)/activate' and drop the $(BIN)/ prefix; 'schemarag --help' lists every command)"
 
 test: install
 	$(BIN)/python -m pytest -q -m "not slow"

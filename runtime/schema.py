@@ -221,7 +221,7 @@ def _format_validation_error(path: Path, exc: ValidationError, data: Any) -> str
         if msg.startswith("$"):  # a cross-field check that names its own path (see _check_references)
             loc, _, msg = msg.partition(": ")
         lines.append(f"  at {loc}: {msg}")
-    lines.append("  fix the fields above; see README 'Schema files' for the format")
+    lines.append("  fix the fields above; the format is in docs/schema-json.md")
     return "\n".join(lines)
 
 

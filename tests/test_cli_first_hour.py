@@ -9,12 +9,15 @@ a build ends with the next command to try, and on a terminal the build draws pro
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
 import shutil
+import struct
 import subprocess
 import sys
+import termios
 import threading
 from pathlib import Path
 
@@ -34,6 +37,7 @@ def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
 def cli_on_terminal(*args: str) -> tuple[int, str, str]:
     """Run with stderr on a pseudo-terminal (so it is a TTY); returns (rc, stdout, terminal text)."""
     master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))  # a real terminal's size
     proc = subprocess.Popen([SCHEMARAG, *args], cwd=REPO, stdout=subprocess.PIPE, stderr=slave, text=True)
     os.close(slave)
     chunks: list[bytes] = []
@@ -183,3 +187,22 @@ def test_retrieve_debug_reports_startup_apart(workspace: dict[str, str], default
         cli("retrieve", "--db", "ecommerce", "--debug", "--json", *where(workspace), QUESTION).stdout
     )
     assert set(payload["startup_ms"]) == {"open_index", "load_model"}
+
+
+def test_eval_reads_the_bundled_question_files(workspace: dict[str, str], default_build) -> None:
+    res = cli("eval", "--questions", "data/questions/ecommerce.jsonl", "--no-baselines", *where(workspace))
+    assert res.returncode == 0, res.stderr
+    payload = json.loads(res.stdout)
+    assert payload["questions"] == 8 and payload["gold_unresolved"] == 0
+    assert 0.0 < payload["metrics"]["complete_recall"]["15"] <= 1.0
+
+
+def test_bench_writes_a_chart_and_helps_honestly(workspace: dict[str, str], default_build, tmp_path) -> None:
+    chart = tmp_path / "calibration.png"
+    res = cli("bench", "calibration", "--db", "ecommerce", "--chart", str(chart), *where(workspace))
+    assert res.returncode == 0, res.stderr
+    assert f"chart: {chart}" in res.stderr
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    helps = {b: " ".join(cli("bench", b, "-h").stdout.split()) for b in ("build", "retrieve")}
+    assert "--artifacts ARTIFACTS ignored: bench build always builds" in helps["build"]
+    assert "ignored" not in helps["retrieve"].split("--artifacts ARTIFACTS", 1)[1].split("--db")[0]

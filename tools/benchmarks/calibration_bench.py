@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--db", action="append", default=None, help="databases (default: ecommerce, b2b_saas)"
     )
     parser.add_argument("--questions-dir", default="data/questions", help="folder with <db>.jsonl")
-    parser.add_argument("--json", dest="json_out", default=None)
+    parser.add_argument("--json", dest="json_out", default=None, help="write the results as JSON")
 
 
 def _top1(retriever: Retriever, question: str) -> float:

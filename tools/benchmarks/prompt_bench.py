@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: b2b_saas=data/questions/b2b_saas.jsonl)",
     )
     parser.add_argument("--limit", type=int, default=20, help="questions per database (default 20)")
-    parser.add_argument("--json", dest="json_out", default=None)
+    parser.add_argument("--json", dest="json_out", default=None, help="write the results as JSON")
 
 
 def _questions(path: Path, db: str, limit: int) -> list[str]:

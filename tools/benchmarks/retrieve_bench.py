@@ -41,7 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=200, help="timed requests per setting")
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--json", dest="json_out", default=None, help="write results as JSON")
-    parser.add_argument("--chart", default=None, help="write a PNG latency chart")
+    parser.add_argument(
+        "--chart",
+        default="reports/bench_retrieve.png",
+        help="PNG latency chart (default reports/bench_retrieve.png)",
+    )
 
 
 LANCE_COLUMNS = ["chunk_id", "table", "chunk_type", "column", "text"]  # what our results carry too
@@ -146,32 +150,9 @@ def measure(
 
 
 def _chart(results: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
+    from schemarag.tools.benchmarks.charts import retrieve_chart
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    labels = [f"{r['database']}\n({r['chunks']:,} chunks)" for r in results]
-    x = np.arange(len(results))
-    for off, key, name in (
-        (-0.2, "schemarag_ms", "schemarag (mmap)"),
-        (0.2, "lancedb_hybrid_ms", "LanceDB hybrid"),
-    ):
-        ax.bar(
-            x + off,
-            [r[key]["p50"] for r in results],
-            0.4,
-            label=f"{name} p50",
-            yerr=[[0] * len(results), [r[key]["p95"] - r[key]["p50"] for r in results]],
-            capsize=4,
-        )
-    ax.set_xticks(x, labels)
-    ax.set_ylabel("ms per retrieval, p50 (whisker: p95)")
-    ax.set_title("Warm retrieval latency, query embedding included")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    retrieve_chart(results, path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import sys
+import tempfile
+from pathlib import Path
 from types import ModuleType
 
 from schemarag.runtime.errors import SchemaragError
@@ -23,6 +27,16 @@ BENCHMARKS: dict[str, str] = {
     "calibration": "top-1 relevance of on-topic vs off-topic questions (is 0.3 a good threshold?)",
     "serve": "HTTP load test of a real `schemarag serve` process: throughput, p50/p95/p99, errors",
 }
+
+
+IGNORED = "ignored by this benchmark"
+MEASURED = "artifacts folder of the built index to measure (default: $SCHEMARAG_ARTIFACTS or artifacts)"
+DATA_HELP = {"build": "schemas folder copied and built (default: $SCHEMARAG_DATA or data/schemas)"}
+ARTIFACTS_HELP = {
+    "build": "ignored: bench build always builds into a fresh temporary folder",
+    "catalog": "ignored: bench catalog generates, imports and builds in a temporary folder",
+}
+CHARTED = ("build", "prompt", "calibration")  # charted here from their JSON (tools/benchmarks/charts.py)
 
 
 class BenchmarkUnavailableError(SchemaragError):
@@ -47,12 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, help_text in BENCHMARKS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         # Also accepted after the benchmark name; SUPPRESS keeps a value given before it.
-        p.add_argument("--data", default=argparse.SUPPRESS, help="schemas folder")
-        p.add_argument(
-            "--artifacts",
-            default=argparse.SUPPRESS,
-            help="artifacts folder (bench build ignores it: it always builds into a fresh temp folder)",
-        )
+        p.add_argument("--data", default=argparse.SUPPRESS, help=DATA_HELP.get(name, IGNORED))
+        p.add_argument("--artifacts", default=argparse.SUPPRESS, help=ARTIFACTS_HELP.get(name, MEASURED))
         module, why = load_benchmark(name)
         if module is None:
             p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -60,10 +70,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         else:
             module.add_arguments(p)
             p.set_defaults(bench_module=module)
+            if name in CHARTED:  # the others draw their own chart (see their --chart)
+                p.add_argument(
+                    "--chart",
+                    default=f"reports/bench_{name}.png",
+                    help=f"PNG chart of the results (default reports/bench_{name}.png)",
+                )
 
 
 def run(args: argparse.Namespace) -> int:
     why = getattr(args, "bench_unavailable", None)
     if why:
         raise BenchmarkUnavailableError(f"bench {args.benchmark}: {why}")
-    return int(args.bench_module.run(args) or 0)
+    if args.benchmark not in CHARTED:
+        return int(args.bench_module.run(args) or 0)
+    # Chart from the JSON the benchmark writes (to a temporary file when --json was not given).
+    with tempfile.TemporaryDirectory(prefix="schemarag-bench-") as tmp:
+        wanted = args.json_out
+        args.json_out = wanted or str(Path(tmp) / "results.json")
+        rc = int(args.bench_module.run(args) or 0)
+        results = Path(args.json_out)
+        if results.is_file():
+            from schemarag.tools.benchmarks.charts import CHARTS
+
+            chart = CHARTS[args.benchmark](json.loads(results.read_text(encoding="utf-8")), Path(args.chart))
+            print(f"chart: {chart}", file=sys.stderr)
+        args.json_out = wanted
+    return rc

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from schemarag.pipelines.commands.build_feedback import progress_enabled
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.paths import artifacts_dir
 
@@ -29,7 +30,12 @@ def _budgets(value: str) -> list[int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--questions", required=True, help="BIRD dev.json / Spider dev.json question file")
+    parser.add_argument(
+        "--questions",
+        default="data/questions",
+        help="BIRD dev.json / Spider dev.json question file, or a folder of <db>.jsonl files "
+        "(default: data/questions, the bundled samples; build them first with `schemarag build`)",
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--union", default=None, metavar="NAME", help="evaluate against one union datasource")
     where.add_argument("--per-db", action="store_true", help="each question against its own db (default)")
@@ -42,7 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", default=None, metavar="OUT", help="write the metrics JSON here")
     parser.add_argument("--predictions", default=None, metavar="OUT.jsonl", help="per-question predictions")
     parser.add_argument("--report", default=None, metavar="DIR", help="markdown table + PNG charts")
-    parser.add_argument("--progress-every", type=int, default=100, help="progress line every N questions")
+    parser.add_argument(
+        "--progress-every",
+        type=int,
+        default=None,
+        help="progress every N questions (default: a bar moving every 10 on a terminal, else a line per 100)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,8 +64,23 @@ def run(args: argparse.Namespace) -> int:
     if not questions:
         raise ConfigError(f"{args.questions}: no questions to evaluate")
 
+    bars = progress_enabled(getattr(args, "quiet", False))
+    bar = None
+
     def progress(done: int, total: int) -> None:
-        print(f"eval: {done}/{total} questions", file=sys.stderr, flush=True)
+        nonlocal bar
+        if getattr(args, "quiet", False):
+            return
+        if not bars:
+            print(f"eval: {done}/{total} questions", file=sys.stderr, flush=True)
+            return
+        if bar is None:
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, desc="eval", unit="question", file=sys.stderr)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
 
     config = EvalConfig(
         budgets=args.budgets,
@@ -62,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         union=args.union,
         methods=METHODS[:1] if args.no_baselines else METHODS,
         artifacts=artifacts_dir(args.artifacts),
-        progress_every=max(1, args.progress_every),
+        progress_every=max(1, args.progress_every or (10 if bars else 100)),
         progress=progress,
     )
     result = evaluate(questions, config)

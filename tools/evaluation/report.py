@@ -60,24 +60,18 @@ def _plot_recall(payload: dict[str, Any], path: Path) -> None:
 
 
 def _plot_latency(payload: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """p50/p95 per method; a log axis when BM25's few ms sit next to hundreds (charts.grouped_bars)."""
+    from schemarag.tools.benchmarks.charts import grouped_bars
 
     methods = _methods(payload)
-    names = [n for n, _ in methods]
-    xs = range(len(names))
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
-    ax.bar([x - 0.2 for x in xs], [m["latency_ms"]["p50"] for _, m in methods], 0.4, label="p50")
-    ax.bar([x + 0.2 for x in xs], [m["latency_ms"]["p95"] for _, m in methods], 0.4, label="p95")
-    ax.set_xticks(list(xs), names, rotation=20, fontsize=8)
-    ax.set_ylabel("ms per retrieval (warm, in-process)")
-    ax.set_title(f"Retrieval latency - {payload['setting']}")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    grouped_bars(
+        path,
+        [n for n, _ in methods],
+        {q: [m["latency_ms"][q] for _, m in methods] for q in ("p50", "p95")},
+        ylabel="ms per retrieval (warm, in-process)",
+        title=f"Retrieval latency - {payload['setting']}",
+        fmt="{:.1f}",
+    )
 
 
 def write_report(payload: dict[str, Any], out: Path) -> list[Path]:
