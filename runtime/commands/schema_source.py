@@ -52,13 +52,14 @@ def resolve_schema(
 ) -> SchemaSource:
     """The schema of ``db`` for ``tenant`` (see the module docstring for the rules)."""
     try:
-        return SchemaSource(Retriever.open(db, artifacts_dir(artifacts), tenant=tenant).pin())
+        pinned = Retriever.open(db, artifacts_dir(artifacts), tenant=tenant).pin()
     except InvalidNameError:
         raise
     except SchemaragError as exc:
         if tenant is not None:
             raise  # a tenant is served from its own namespace only: never from a shared file
         return SchemaSource(_shared_schema(db, data, exc), open_error=exc)
+    return SchemaSource(pinned.schema, pinned)
 
 
 def _shared_schema(db: str, data: str | Path | None, open_error: SchemaragError) -> Database:

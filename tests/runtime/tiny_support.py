@@ -160,6 +160,15 @@ def in_memory_artifact(
         chunk_table=np.array([names.index(t) if t else -1 for t, _, _ in chunks], dtype=np.int32),
         table_names=names,
         ddl=render_schema(db),
-        _chunks=columns,
+        **_chunk_storage(IndexArtifact, columns),
         info=info,
     )
+
+
+def _chunk_storage(cls: Any, columns: dict[str, list[Any]]) -> dict[str, Any]:
+    """The reader keeps chunk columns decoded (``_chunks``) or as an Arrow table (older)."""
+    if "_chunks" in cls.__dataclass_fields__:
+        return {"_chunks": columns}
+    import pyarrow as pa
+
+    return {"_chunks_arrow": pa.table(columns)}
