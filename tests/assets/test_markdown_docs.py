@@ -132,3 +132,43 @@ def test_h3_before_any_h2_and_deep_headings_are_ignored() -> None:
     doc = parse_markdown("# Table: t\n### stray\nx\n## Purpose\ny\n#### deep\nz\n")
     assert [s.title for s in doc.sections] == ["Purpose"]
     assert doc.sections[0].body == "y\n#### deep\nz"
+
+
+# ---------------------------------------------------------------- linear cost (issue 13, finding 5)
+def _naive_ends(headings: list[tuple[int, str, int]], n_lines: int) -> list[int]:
+    """The definition, quadratically: the next heading of the same or a higher level."""
+    return [
+        next((ln for lv, _, ln in headings[i + 1 :] if lv <= level), n_lines)
+        for i, (level, _, _) in enumerate(headings)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_section_ends_sweep_equals_the_definition(seed: int) -> None:
+    import random
+
+    from schemarag.assets.lib.markdown_docs import _section_ends
+
+    rng = random.Random(seed)
+    headings = [(rng.randint(1, 6), "", line) for line in sorted(rng.sample(range(500), rng.randint(0, 60)))]
+    assert _section_ends(headings, 500) == _naive_ends(headings, 500)
+
+
+def test_many_sections_each_get_exactly_their_own_fences() -> None:
+    parts = ["# Table: t"]
+    for i in range(300):
+        parts += [f"## s{i}", f"### q{i}", "```sql", f"SELECT {i}", "```", "```python", "x = 1", "```"]
+    doc = parse_markdown("\n".join(parts) + "\n", "t.md")
+    assert len(doc.sections) == 300
+    for i, sec in enumerate(doc.sections):
+        assert sec.sql_blocks == [f"SELECT {i}\n"]  # the H2 holds its H3's fence, python excluded
+        assert sec.children[0].sql_blocks == [f"SELECT {i}\n"]
+
+
+@pytest.mark.slow
+def test_two_megabytes_of_headings_parse() -> None:
+    """The probe's shape at the 2 MB doc limit completes (it was quadratic: > 60 s at 700 KB).
+    Its time is printed by the command in SECURITY.md, not asserted here."""
+    text = "# Table: t\n" + "".join(f"## h{i}\n" if i % 3 else f"### x{i}\n" for i in range(300_000))
+    doc = parse_markdown(text[: 2 * 1024 * 1024], "big.md")
+    assert len(doc.sections) > 100_000
