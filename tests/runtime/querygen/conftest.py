@@ -9,6 +9,8 @@ client made, headers included.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -25,13 +27,15 @@ API_KEY = "sk-test-SECRET-0123456789"
 
 @dataclass
 class Step:
-    """One scripted reply: ``kind`` in answer | status | sleep | raw | echo_auth."""
+    """One scripted reply: ``kind`` in answer | status | sleep | raw | echo_auth | trickle | huge |
+    reset (``seconds`` is the trickle interval, ``size`` the announced/streamed body size)."""
 
     kind: str
     content: str = ""
     status: int = 200
     seconds: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    size: int = 0
 
 
 @dataclass
@@ -94,6 +98,22 @@ class ScriptedLLM:
         self.steps.append(Step("echo_auth", status=status))
         return self
 
+    def trickle(self, interval: float, size: int = 10_000) -> ScriptedLLM:
+        """Headers at once, then one body byte every ``interval`` seconds (a slowloris peer)."""
+        self.steps.append(Step("trickle", seconds=interval, size=size))
+        return self
+
+    def huge(self, size: int) -> ScriptedLLM:
+        """A 200 answer announcing and streaming ``size`` bytes (never held in memory here)."""
+        self.steps.append(Step("huge", size=size))
+        return self
+
+    def reset(self, sent: int = 100, size: int = 1000, abortive: bool = True) -> ScriptedLLM:
+        """Announce ``size`` bytes, send ``sent`` of them, then reset the connection (TCP RST), or
+        with ``abortive=False`` close it cleanly (the body is simply cut short: IncompleteRead)."""
+        self.steps.append(Step("reset", "rst" if abortive else "fin", size=size, status=sent))
+        return self
+
     def next_step(self, recorded: Recorded) -> Step:
         with self._lock:
             self.requests.append(recorded)
@@ -117,13 +137,38 @@ def _handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                     self._send(200, envelope(step.content))
                 elif step.kind == "raw":
                     self._send(200, step.content.encode())
+                elif step.kind in ("trickle", "huge", "reset"):
+                    self._stream(step)
                 elif step.kind == "echo_auth":
                     echoed = f'{{"error": "invalid key in header: {self.headers.get("Authorization")}"}}'
                     self._send(step.status, echoed.encode())
                 else:
                     self._send(step.status, step.content.encode(), step.headers)
-            except (BrokenPipeError, ConnectionResetError):
+            except (BrokenPipeError, ConnectionResetError, OSError):
                 pass  # the client gave up (timeout test); nothing to answer
+
+        def _stream(self, step: Step) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(step.size))
+            self.end_headers()
+            if step.kind == "trickle":
+                for _ in range(step.size):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(step.seconds)
+            elif step.kind == "huge":
+                block = b" " * 65536
+                for _ in range(step.size // len(block)):
+                    self.wfile.write(block)
+            else:  # reset: part of the body, then an abortive close (SO_LINGER 0 sends RST)
+                self.wfile.write(b'{"choices": ' + b" " * max(0, step.status - 12))
+                self.wfile.flush()
+                if step.content == "rst":
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                else:
+                    self.close_connection = True
 
         def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)

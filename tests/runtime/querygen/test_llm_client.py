@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
 import logging
+import resource
+import time
 
 import pytest
 
@@ -168,3 +171,83 @@ def test_parse_json_answer_tolerates_fences_and_prose(content: str) -> None:
 def test_parse_json_answer_rejects_other_shapes(content: str) -> None:
     with pytest.raises(LLMError, match="'query'"):
         parse_json_answer(content)
+
+
+# ---------------------------------------------------------------- hostile peers (issue 13, finding 4)
+def test_trickling_server_cannot_hold_a_call_past_its_deadline(llm_server) -> None:
+    """One byte every 0.2 s never trips a 3 s read timeout; the total deadline still ends the call
+    (before: held 60 s, then a raw http.client.IncompleteRead traceback)."""
+    llm_server.trickle(0.2, size=10_000)
+    client = client_for(llm_server, timeout=3.0, max_retries=0, deadline=3.0)
+    start = time.monotonic()
+    with pytest.raises(LLMError, match=r"no complete answer within the 3s deadline"):
+        client.chat(MESSAGES)
+    assert time.monotonic() - start < 3.0 + 1.5  # the deadline plus one trickle interval and slack
+
+
+def test_default_deadline_covers_every_attempt(llm_server) -> None:
+    client = client_for(llm_server, timeout=3.0, max_retries=0)
+    assert client.deadline == 6.0  # timeout x (max_retries + 2) + backoff waits (none)
+    assert client_for(llm_server, timeout=1.0, max_retries=2, backoff=0.5).deadline == 4.0 + 0.5 + 1.0
+
+
+def test_huge_body_is_capped_and_never_held(llm_server) -> None:
+    """A 300 MB answer: the call fails at the 4 MB cap; peak memory does not grow by the body."""
+    llm_server.huge(300 * 1024 * 1024)
+    client = client_for(llm_server, max_retries=0)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    with pytest.raises(LLMError, match=r"response larger than 4,194,304 bytes.*MAX_RESPONSE_BYTES"):
+        client.chat(MESSAGES)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 64, f"peak RSS grew by {grown_mib:.0f} MiB"
+
+
+@pytest.mark.parametrize("abortive", [True, False], ids=["reset", "cut-short"])
+def test_connection_lost_mid_body_is_an_llm_error(llm_server, abortive: bool) -> None:
+    """Before: a body cut short raised a raw http.client.IncompleteRead."""
+    llm_server.reset(sent=100, size=1_000, abortive=abortive).reset(sent=100, size=1_000, abortive=abortive)
+    with pytest.raises(LLMError, match=r"connection failed \(.*\) \(gave up after 2 attempt") as info:
+        client_for(llm_server, max_retries=1).chat(MESSAGES)
+    assert str(info.value).startswith(llm_server.base_url + "/chat/completions: ")
+    assert info.value.__cause__ is None
+
+
+def test_reset_then_success_is_retried(llm_server) -> None:
+    llm_server.reset().answer_sql("SELECT 6")
+    assert client_for(llm_server, max_retries=1).chat(MESSAGES).attempts == 2
+
+
+@pytest.mark.parametrize("retry_after", ["1", "date"])
+def test_429_waits_as_told_by_retry_after(llm_server, retry_after: str) -> None:
+    if retry_after == "date":  # the HTTP-date form, two seconds ahead (one-second resolution)
+        retry_after = email.utils.formatdate(time.time() + 2, usegmt=True)
+    llm_server.status(429, "slow down", **{"Retry-After": retry_after}).answer_sql("SELECT 7")
+    start = time.monotonic()
+    response = client_for(llm_server).chat(MESSAGES)
+    assert response.attempts == 2
+    assert time.monotonic() - start >= 0.9
+
+
+def test_retry_after_is_capped_by_max_backoff(llm_server) -> None:
+    llm_server.status(503, "maintenance", **{"Retry-After": "3600"}).answer_sql("SELECT 8")
+    start = time.monotonic()
+    assert client_for(llm_server, max_backoff=0.2).chat(MESSAGES).attempts == 2
+    assert time.monotonic() - start < 30
+
+
+def test_key_echoed_in_a_success_body_is_redacted_from_errors(llm_server) -> None:
+    llm_server.raw(f"<html>bad gateway; you sent Bearer {API_KEY}</html>")
+    with pytest.raises(LLMError) as info:
+        client_for(llm_server).chat(MESSAGES)
+    assert API_KEY not in str(info.value) and "Bearer ***" in str(info.value)
+
+
+def test_new_settings_come_from_the_environment() -> None:
+    client = ChatClient.from_env({
+        "SCHEMARAG_LLM_BASE_URL": "http://127.0.0.1:1/v1", "SCHEMARAG_LLM_MODEL": "m",
+        "SCHEMARAG_LLM_DEADLINE": "7.5", "SCHEMARAG_LLM_MAX_RESPONSE_BYTES": "1000",
+        "SCHEMARAG_LLM_JSON_MODE": "true", "SCHEMARAG_LLM_API_KEY": "",
+    })  # fmt: skip
+    assert (client.deadline, client.max_response_bytes, client.json_mode) == (7.5, 1000, True)
+    with pytest.raises(ConfigError, match=r"SCHEMARAG_LLM_MAX_RETRIES='-1'"):
+        ChatClient.from_env({"SCHEMARAG_LLM_BASE_URL": "http://x/v1", "SCHEMARAG_LLM_MAX_RETRIES": "-1"})
