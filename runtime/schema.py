@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from schemarag.runtime.errors import SchemaFileError
+from schemarag.runtime.json_limits import loads_bounded
 from schemarag.runtime.json_paths import json_path
 
 SUPPORTED_DIALECTS = ("postgres", "sqlite", "duckdb", "mysql", "bigquery", "snowflake", "tsql")
@@ -248,14 +249,16 @@ def load_schema(path: str | Path) -> Database:
     except OSError as exc:
         raise SchemaFileError(f"{p}: cannot read schema file: {exc.strerror}") from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = loads_bounded(raw.decode("utf-8"), str(p))  # depth checked before json recurses
     except UnicodeDecodeError as exc:
         raise SchemaFileError(f"{p}: not UTF-8 at byte {exc.start}; save the file as UTF-8") from None
     except json.JSONDecodeError as exc:
         raise SchemaFileError(
             f"{p}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
-    except RecursionError:  # json recurses per nesting level; a hostile file must not crash us
+    except ValueError as exc:  # nested past MAX_JSON_DEPTH
+        raise SchemaFileError(f"{exc}; a schema needs only a few levels") from None
+    except RecursionError:  # a backstop: the depth check above comes first
         raise SchemaFileError(f"{p}: JSON nested too deeply; a schema needs only a few levels") from None
     if not isinstance(data, dict):
         raise SchemaFileError(f"{p}: the top level must be a JSON object with 'name' and 'tables'")
