@@ -169,6 +169,8 @@ def test_index_under_another_tenant_names_the_flag(workspace: dict[str, str], te
         "no index for 'shop' in the default namespace; it exists under tenant 'acme': add --tenant acme"
         in res.stderr
     )
+    res = cli("generate", "--db", "shop", "--prompt-only", *where(workspace), QUESTION)
+    assert res.returncode == 2 and "it exists under tenant 'acme': add --tenant acme" in res.stderr
     res = cli("retrieve", "--db", "shop", "--tenant", "acm", *where(workspace), QUESTION)
     assert res.returncode == 2 and "did you mean 'acme'?" in res.stderr
     ok = cli("retrieve", "--db", "shop", "--tenant", "acme", *where(workspace), QUESTION)

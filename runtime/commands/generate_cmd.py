@@ -18,9 +18,11 @@ import json
 import logging
 from typing import Any
 
+from schemarag.runtime.commands.hints import missing_index_message
 from schemarag.runtime.commands.schema_source import resolve_schema
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError, SchemaFileError
 from schemarag.runtime.formatting import TableDDL
+from schemarag.runtime.paths import artifacts_dir, data_dir, schema_path
 from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
@@ -67,7 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _open(args: argparse.Namespace) -> tuple[Database, Any, dict[str, TableDDL] | None]:
     """The schema, a retrieve callable (which raises if no index exists) and the pre-rendered
     DDL, all of one pinned index version (see ``schema_source``)."""
-    source = resolve_schema(args.db, args.tenant, args.artifacts, args.data)
+    try:
+        source = resolve_schema(args.db, args.tenant, args.artifacts, args.data)
+    except (ArtifactNotFoundError, SchemaFileError) as exc:
+        data = data_dir(args.data)
+        if isinstance(exc, SchemaFileError) and schema_path(data, args.db).is_file():
+            raise  # the file exists but is broken: its own message names the fix
+        msg = missing_index_message(args.db, artifacts_dir(args.artifacts), args.tenant, data)
+        raise ArtifactNotFoundError(msg) from None  # the CLI-only hint (see commands.hints)
     pinned = source.pinned
     if pinned is None:
         open_error = source.open_error
