@@ -157,6 +157,8 @@ def test_misspelt_database_suggests_it(workspace: dict[str, str], default_build)
     res = cli("retrieve", "--db", "ecomerce", *where(workspace), QUESTION)
     assert res.returncode == 2
     assert "no index for 'ecomerce' in the default namespace; did you mean 'ecommerce'?" in res.stderr
+    res = cli("chunks", "--db", "ecomerce", "--data", workspace["data"])
+    assert res.returncode == 2 and "schema file not found; did you mean 'ecommerce'?" in res.stderr
     res = cli("build", "--db", "ecomerce", *where(workspace), "--datasources", workspace["datasources"])
     assert res.returncode == 1
     assert "did you mean 'ecommerce'?" in res.stdout

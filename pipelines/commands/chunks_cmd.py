@@ -7,7 +7,8 @@ import json
 import sys
 
 from schemarag.assets.lib.chunking import chunk_from_disk
-from schemarag.runtime.paths import data_dir, docs_dir, schema_path
+from schemarag.runtime.errors import SchemaFileError
+from schemarag.runtime.paths import data_dir, did_you_mean, docs_dir, list_databases, schema_path
 from schemarag.runtime.schema import load_schema
 
 
@@ -18,7 +19,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     data = data_dir(args.data)
-    db = load_schema(schema_path(data, args.db))
+    path = schema_path(data, args.db)
+    if not path.is_file():
+        hint = (
+            did_you_mean(args.db, list_databases(data))
+            or f"; databases in {data}: {', '.join(list_databases(data))}"
+        )
+        raise SchemaFileError(f"{path}: schema file not found{hint}")
+    db = load_schema(path)
     result = chunk_from_disk(db, docs_dir(data, args.db))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
