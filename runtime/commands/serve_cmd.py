@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import tempfile
 
@@ -43,6 +44,10 @@ def _configure_logging(access: bool) -> None:
         access_log.setLevel(logging.INFO)
         access_log.propagate = False
     logging.getLogger("schemarag.runtime.serve").setLevel(logging.INFO)
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
         f"({settings.workers} worker(s) x {settings.threads} search threads; docs at /docs, MCP at /mcp)",
         file=sys.stderr,
     )
+    # uvicorn shuts down gracefully on SIGTERM (stops accepting, finishes in-flight requests,
+    # runs the lifespan shutdown) and then re-raises the signal; this handler turns that final
+    # signal into a clean exit status 0 instead of death by signal.
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     common = {
         "host": settings.host,
         "port": settings.port,

@@ -1,0 +1,113 @@
+"""The HTTP API of a real server process: endpoints, field names, limits and error statuses."""
+
+from __future__ import annotations
+
+import httpx
+
+from schemarag.runtime.artifact.format import CURRENT
+
+CHUNK_FIELDS = {"chunk_id", "table", "chunk_type", "column", "score", "title", "source_url", "text"}
+
+
+def test_health_ready_and_openapi(unkeyed) -> None:
+    assert httpx.get(f"{unkeyed.base}/healthz").json() == {"status": "ok"}
+    ready = httpx.get(f"{unkeyed.base}/readyz").json()
+    assert ready["ready"] is True
+    assert {d["database"] for d in ready["databases"]} >= {"shop", "shop_a"}
+    spec = httpx.get(f"{unkeyed.base}/openapi.json").json()
+    assert {"/v1/retrieve", "/v1/schema", "/v1/validate", "/v1/generate", "/v1/databases"} <= set(
+        spec["paths"]
+    )
+    assert "question" in spec["components"]["schemas"]["RetrieveBody"]["properties"]
+
+
+def test_databases_lists_version_and_tables(unkeyed) -> None:
+    rows = httpx.get(f"{unkeyed.base}/v1/databases").json()["databases"]
+    by_name = {r["database"]: r for r in rows}
+    assert set(by_name) == {"shop", "shop_a", "shop_b", "shop_c"}  # no tenant's database
+    key = (unkeyed.artifacts / "shop" / CURRENT).read_text().strip()
+    assert by_name["shop"]["artifact_key"] == key and by_name["shop"]["tables"] == 2
+
+
+def test_retrieve_has_the_cli_json_fields(unkeyed) -> None:
+    r = httpx.post(
+        f"{unkeyed.base}/v1/retrieve",
+        json={"database": "shop", "question": "customers in the gold loyalty tier", "top_k": 3},
+        headers={"X-Request-ID": "test-req-1"},
+    )
+    assert r.status_code == 200 and r.headers["x-request-id"] == "test-req-1"
+    body = r.json()
+    assert body["chunks"] and set(body["chunks"][0]) == CHUNK_FIELDS
+    assert body["chunks"][0]["table"] == "customers"
+    meta = body["metadata"]
+    assert meta["chunks_returned"] == len(body["chunks"]) <= 3
+    assert meta["artifact_key"] == (unkeyed.artifacts / "shop" / CURRENT).read_text().strip()
+    assert meta["timings_ms"]["total"] > 0
+    assert body["tables"][0] == "customers" and "orders" in body["tables"] + body["expanded_tables"]
+
+
+def test_schema_for_question_and_for_tables(unkeyed) -> None:
+    by_q = httpx.post(
+        f"{unkeyed.base}/v1/schema", json={"database": "shop", "question": "order totals per customer"}
+    ).json()
+    assert "CREATE TABLE orders" in by_q["schema"] and by_q["metadata"]["token_estimate"] > 0
+    by_t = httpx.post(f"{unkeyed.base}/v1/schema", json={"database": "shop", "tables": ["orders"]}).json()
+    assert by_t["metadata"]["tables_included"] == ["orders"]
+    assert by_t["metadata"]["expanded_tables"] == ["customers"]  # the FK neighbour comes along
+    assert "CREATE TABLE customers" in by_t["schema"]
+    small = httpx.post(
+        f"{unkeyed.base}/v1/schema", json={"database": "shop", "tables": ["orders"], "token_budget": 60}
+    ).json()
+    assert "CREATE TABLE customers" not in small["schema"]  # the neighbour is dropped first
+    unknown = httpx.post(f"{unkeyed.base}/v1/schema", json={"database": "shop", "tables": ["nope"]})
+    assert unknown.status_code == 422 and "'nope'" in unknown.json()["error"]
+
+
+def test_validate_gives_verdict_and_reasons(unkeyed) -> None:
+    ok = httpx.post(f"{unkeyed.base}/v1/validate", json={"database": "shop", "sql": "SELECT id FROM orders"})
+    assert ok.json()["valid"] is True
+    bad = httpx.post(f"{unkeyed.base}/v1/validate", json={"database": "shop", "sql": "DELETE FROM orders"})
+    assert bad.json()["valid"] is False and "read-only" in bad.json()["errors"][0]
+
+
+def test_generate_without_llm_is_503_naming_the_setting(unkeyed) -> None:
+    r = httpx.post(f"{unkeyed.base}/v1/generate", json={"database": "shop", "question": "how many orders?"})
+    assert r.status_code == 503 and "SCHEMARAG_LLM_BASE_URL" in r.json()["error"]
+
+
+def test_error_statuses(unkeyed) -> None:
+    url = f"{unkeyed.base}/v1/retrieve"
+    missing = httpx.post(url, json={"database": "nope", "question": "x"})
+    assert missing.status_code == 404 and "'nope'" in missing.json()["error"]
+    traversal = httpx.post(url, json={"database": "../shop", "question": "x"})
+    assert traversal.status_code == 404
+    long_q = httpx.post(url, json={"database": "shop", "question": "orders " * 700})
+    assert long_q.status_code in (413, 422)  # over the body limit (4096 bytes here) or the question limit
+    huge = httpx.post(url, content=b'{"database": "shop", "question": "' + b"x" * 10_000 + b'"}',
+                      headers={"content-type": "application/json"})  # fmt: skip
+    assert huge.status_code == 413 and "4096" in huge.json()["error"]
+    typo = httpx.post(url, json={"database": "shop", "qestion": "x"})
+    assert typo.status_code == 422 and "qestion" in typo.json()["error"]
+    blank = httpx.post(url, json={"database": "shop", "question": "   "})
+    assert blank.status_code == 422 and blank.json()["field"] == "question"
+    k = httpx.post(url, json={"database": "shop", "question": "orders", "top_k": 0})
+    assert k.status_code == 422 and "top_k" in k.json()["error"]
+
+
+def test_question_limit_is_422(keyed) -> None:
+    r = httpx.post(
+        f"{keyed.base}/v1/schema", json={"database": "shop", "question": "o" * 4001}, headers=keyed.headers()
+    )  # 4 KB: within the 64 KiB body limit, over the 4,000-character question limit
+    assert r.status_code == 422 and "4000" in r.json()["error"] and r.json()["field"] == "question"
+
+
+def test_metrics_and_access_log(unkeyed) -> None:
+    httpx.post(f"{unkeyed.base}/v1/retrieve", json={"database": "shop", "question": "secret question words"})
+    text = httpx.get(f"{unkeyed.base}/metrics").text
+    assert 'schemarag_http_requests_total{endpoint="/v1/retrieve",method="POST",status="200"}' in text
+    assert 'schemarag_http_request_duration_seconds_bucket{endpoint="/v1/retrieve"' in text
+    assert 'schemarag_index_version_info{artifact_key="' in text and 'database="shop"' in text
+    assert 'schemarag_query_cache_lookups_total{result="miss"}' in text
+    log = unkeyed.log.read_text()
+    assert '"path":"/v1/retrieve"' in log and '"status":200' in log
+    assert "secret question words" not in log  # no question text at INFO by default
