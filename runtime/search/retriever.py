@@ -22,6 +22,7 @@ without a restart, and no request thread ever hashes a file or sees half of two 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -64,6 +65,13 @@ def max_open_indexes() -> int:
     return value
 
 
+def not_found(db: str, tenant: str | None) -> ArtifactNotFoundError:
+    """The same words whether the database does not exist or belongs to another tenant."""
+    where = f"tenant {tenant!r}, " if tenant else ""
+    fix = f"schemarag build --db {db}" + (f" --tenant {tenant}" if tenant else "")
+    return ArtifactNotFoundError(f"no published index for {where}database {db!r}; run `{fix}`")
+
+
 class Retriever:
     """Hybrid retrieval over one database's published index."""
 
@@ -104,7 +112,12 @@ class Retriever:
         self._limit_blas_threads()
         self.calibration = calibration
         self._qcache: LRU[str, np.ndarray] = LRU(QUERY_CACHE_SIZE)  # query vectors: model-only, any version
-        self._version = ServedVersion(root, self._open_version, refresh_seconds, self._not_found)
+        # No callback refers back to self: a Retriever dropped from the registry is freed (and
+        # its maps closed) by reference counting, not at some later garbage collection.
+        opener = functools.partial(
+            IndexArtifact.open, expected_model=self.embedder.identity, database=db, tenant=tenant
+        )
+        self._version = ServedVersion(root, opener, refresh_seconds, functools.partial(not_found, db, tenant))
 
     # ---------------------------------------------------------------- opening and refresh
     @classmethod
@@ -148,17 +161,6 @@ class Retriever:
     @classmethod
     def open_count(cls) -> int:
         return len(cls._registry)
-
-    def _not_found(self) -> ArtifactNotFoundError:
-        # The same words whether the database does not exist or belongs to another tenant.
-        where = f"tenant {self.tenant!r}, " if self.tenant else ""
-        fix = f"schemarag build --db {self.db}" + (f" --tenant {self.tenant}" if self.tenant else "")
-        return ArtifactNotFoundError(f"no published index for {where}database {self.db!r}; run `{fix}`")
-
-    def _open_version(self, folder: Path) -> IndexArtifact:
-        return IndexArtifact.open(
-            folder, expected_model=self.embedder.identity, database=self.db, tenant=self.tenant
-        )
 
     @property
     def refresh_seconds(self) -> float:

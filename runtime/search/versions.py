@@ -92,9 +92,9 @@ class ServedVersion:
                 with self._lock:
                     start, self._loading = not self._loading, True
                 if start:
-                    threading.Thread(
-                        target=self._reload, args=(stamp,), name="schemarag-reload", daemon=True
-                    ).start()
+                    # not a daemon: interpreter exit waits for a load in progress instead of
+                    # killing the thread inside DuckDB's C++ code (which aborts the process)
+                    threading.Thread(target=self._reload, args=(stamp,), name="schemarag-reload").start()
         return self._current
 
     def refresh(self) -> str:
