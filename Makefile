@@ -31,23 +31,35 @@ test: install
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # BIRD retrieval evaluation (needs ../shared/benchmarks): import -> build -> eval, all settings.
+# Settings (README "Retrieval quality on BIRD"): bird_union_schema = symmetric, schema only (the
+# headline); bird_union = the bar's setting, schema + BIRD descriptions of the 11 dev databases
+# (asymmetric: the 69 train databases have none); bird_union_meta = + dev metadata (asymmetric);
+# bird_union_nofk / bird_union_inferred = bird_union with every declared FK removed, without and
+# with FKs inferred from names. Knobs are chosen by leave-one-database-out (--cross-validate).
 BIRD ?= ../shared/benchmarks
-EVAL := $(BIN)/schemarag eval --questions $(BIRD)/bird_dev/dev.json
+BT := $(BIRD)/bird_dev/dev_tables.json,$(BIRD)/bird_train/train_tables.json
+DESC := --descriptions $(BIRD)/bird_dev/descriptions
+IMPORT := $(BIN)/schemarag import bird
+EVAL := nice $(BIN)/schemarag eval --questions $(BIRD)/bird_dev/dev.json --artifacts build/bird/artifacts
+R := reports/bird
 eval-bird: install
-	$(BIN)/schemarag import bird --tables $(BIRD)/bird_dev/dev_tables.json,$(BIRD)/bird_train/train_tables.json \
-	  --descriptions $(BIRD)/bird_dev/descriptions --metadata $(BIRD)/bird_dev/dev_metadata.json \
-	  --out build/bird/union --union bird_union
-	$(BIN)/schemarag import bird --tables $(BIRD)/bird_dev/dev_tables.json \
-	  --descriptions $(BIRD)/bird_dev/descriptions --metadata $(BIRD)/bird_dev/dev_metadata.json --out build/bird/dev
-	$(BIN)/schemarag build --data build/bird/union --artifacts build/bird/artifacts
-	$(BIN)/schemarag build --data build/bird/dev --artifacts build/bird/artifacts
-	$(EVAL) --data build/bird/union --artifacts build/bird/artifacts --union bird_union \
-	  --json reports/bird/union_question.json --predictions reports/bird/union_question.jsonl --report reports/bird/union_question
-	$(EVAL) --data build/bird/dev --artifacts build/bird/artifacts --per-db --with-evidence \
-	  --json reports/bird/perdb_evidence.json --predictions reports/bird/perdb_evidence.jsonl --report reports/bird/perdb_evidence
-	$(EVAL) --data build/bird/union --artifacts build/bird/artifacts --union bird_union --with-evidence \
-	  --json reports/bird/union_evidence.json
-	$(EVAL) --data build/bird/dev --artifacts build/bird/artifacts --per-db --json reports/bird/perdb_question.json
+	$(IMPORT) --tables $(BT) --out build/bird/union_schema --union bird_union_schema
+	$(IMPORT) --tables $(BT) $(DESC) --out build/bird/union_desc --union bird_union
+	$(IMPORT) --tables $(BT) $(DESC) --metadata $(BIRD)/bird_dev/dev_metadata.json --out build/bird/union_meta --union bird_union_meta
+	$(IMPORT) --tables $(BT) $(DESC) --strip-foreign-keys --out build/bird/union_nofk --union bird_union_nofk
+	$(IMPORT) --tables $(BT) $(DESC) --strip-foreign-keys --infer-joins --out build/bird/union_inferred --union bird_union_inferred
+	$(IMPORT) --tables $(BIRD)/bird_dev/dev_tables.json $(DESC) --metadata $(BIRD)/bird_dev/dev_metadata.json --out build/bird/dev
+	for d in dev union_desc union_schema union_meta union_nofk union_inferred; do \
+	  nice $(BIN)/schemarag build --data build/bird/$$d --artifacts build/bird/artifacts || exit 1; done
+	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --json $(R)/perdb_question.json
+	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --with-evidence --json $(R)/perdb_evidence.json
+	$(EVAL) --data build/bird/union_schema --union bird_union_schema --cross-validate tables --json $(R)/union_schema_question.json
+	$(EVAL) --data build/bird/union_desc --union bird_union --cross-validate tables \
+	  --json $(R)/union_question.json --predictions $(R)/union_question.jsonl --report $(R)/union_question
+	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --cross-validate adaptive --no-eval --json $(R)/union_adaptive.json
+	$(EVAL) --data build/bird/union_meta --union bird_union_meta --no-baselines --json $(R)/union_meta_question.json
+	$(EVAL) --data build/bird/union_nofk --union bird_union_nofk --no-baselines --json $(R)/union_nofk_question.json
+	$(EVAL) --data build/bird/union_inferred --union bird_union_inferred --no-baselines --json $(R)/union_inferred_question.json
 
 bench: install
 	$(BIN)/schemarag build

@@ -252,6 +252,8 @@ def _manifest(payload: ArtifactPayload, folder: Path) -> dict[str, Any]:
         "format_version": FORMAT_VERSION,
         "key": payload.key,
         "database": payload.database.name,
+        # a union's member databases (Table.database): what routing groups tables by
+        "databases": sorted({t.database for t in payload.database.tables if t.database}),
         "tenant": payload.tenant,
         "schema_version": payload.database.schema_version,
         "dialect": payload.database.dialect,

@@ -54,6 +54,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="progress every N questions (default: a bar moving every 10 on a terminal, else a line per 100)",
     )
+    parser.add_argument(
+        "--cross-validate",
+        choices=("columns", "tables", "adaptive"),
+        default=None,
+        help="also choose that knob family by leave-one-database-out and report the held-out figure",
+    )
+    parser.add_argument("--max-ratio", type=float, default=0.30, help="columns objective: context ratio cap")
+    parser.add_argument("--max-tables", type=float, default=8.0, help="adaptive objective: mean tables cap")
+    parser.add_argument(
+        "--confidence", type=float, default=None, help="adaptive budget: keep tables scoring >= this x best"
+    )
+    parser.add_argument("--join-paths", action="store_true", help="complete FK join paths of kept tables")
+    parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
+    parser.add_argument(
+        "--scored-cache", default=None, metavar="FILE", help="cross-validation: cache question scores here"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,18 +106,37 @@ def run(args: argparse.Namespace) -> int:
         artifacts=artifacts_dir(args.artifacts),
         progress_every=max(1, args.progress_every or (10 if bars else 100)),
         progress=progress,
+        data=Path(args.data) if getattr(args, "data", None) else None,
+        confidence=args.confidence,
+        join_paths=args.join_paths,
     )
-    result = evaluate(questions, config)
-    text = json.dumps(result.payload, indent=2)
+    payload: dict = {}
+    result = None
+    if not (args.no_eval and args.cross_validate):
+        result = evaluate(questions, config)
+        payload = result.payload
+    if args.cross_validate:
+        from schemarag.tools.evaluation.crossval import cross_validate, load_or_collect
+        from schemarag.tools.evaluation.harness import _setting, input_label
+
+        sources: dict = {}
+        cache = Path(args.scored_cache) if args.scored_cache else None
+        scored = load_or_collect(cache, questions, sources, config)
+        payload.setdefault("setting", _setting(config))
+        payload.setdefault("inputs", input_label(config))
+        payload["cross_validation"] = cross_validate(
+            scored, sources, args.cross_validate, args.budgets, args.max_ratio, args.max_tables
+        )
+    text = json.dumps(payload, indent=2)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(text + "\n", encoding="utf-8")
-    if args.predictions:
+    if args.predictions and result is not None:
         Path(args.predictions).parent.mkdir(parents=True, exist_ok=True)
         with open(args.predictions, "w", encoding="utf-8") as fh:
             for row in result.predictions:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    if args.report:
+    if args.report and result is not None:
         from schemarag.tools.evaluation.report import write_report
 
         for path in write_report(result.payload, Path(args.report)):

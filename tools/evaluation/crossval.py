@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import itertools
 import logging
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,11 +68,15 @@ class Knobs:
 def grid(family: str, base: Knobs | None = None) -> list[Knobs]:
     """Candidates for one knob family; the other knobs stay at ``base``."""
     base = base or Knobs()
-    if family == "columns":
+    if family == "columns":  # what each kept table shows, and how many weak tables stay
         return [
-            replace(base, policy=ColumnPolicy(tr, cbr, cr, rest))
-            for tr, cbr, cr, rest in itertools.product(
-                (0.3, 0.5, 0.7), ((6, 3, 1), (4, 2, 1), (8, 4, 2)), (0.45, 0.55, 0.7), ("strong", "all")
+            replace(base, policy=ColumnPolicy(tr, cbr, cr, rest), confidence=conf)
+            for tr, cbr, cr, rest, conf in itertools.product(
+                (0.3, 0.5),
+                ((6, 3, 1), (3, 2, 1)),
+                (0.55, 0.7),
+                ("strong", "all"),
+                (None, 0.4, 0.6),
             )
         ]
     if family == "tables":
@@ -197,6 +203,27 @@ def collect(questions: Sequence[Any], sources: dict[str, Any], config: Any) -> l
         if config.progress and (n % config.progress_every == 0 or n == len(questions)):
             config.progress(n, len(questions))
     return out
+
+
+def load_or_collect(
+    path: Path | None, questions: Sequence[Any], sources: dict[str, Any], config: Any
+) -> list[Scored]:
+    """:func:`collect`, cached in ``path`` (a pickle this tool wrote: the embeddings of a question
+    set are the slow part, and a new grid needs none of them recomputed)."""
+    if path is not None and path.is_file():
+        with open(path, "rb") as fh:
+            scored = pickle.load(fh)  # our own cache file, written below (never a download)
+        for name in {s.source for s in scored}:
+            from schemarag.tools.evaluation.harness import _open
+
+            sources.setdefault(name, _open(name, config))
+        return scored
+    scored = collect(questions, sources, config)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as fh:
+            pickle.dump(scored, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return scored
 
 
 def records_for(

@@ -106,6 +106,7 @@ def test_union_routes_by_database_field_not_by_double_underscore(tmp_path: Path)
     (data / "pool.json").write_text(json.dumps(schema), encoding="utf-8")
     build(["pool"], data, tmp_path / "artifacts")
     art = Retriever.open("pool", artifacts=tmp_path / "artifacts").artifact
+    assert art.manifest["databases"] == ["payments", "people"]  # membership, recorded in the manifest
     ids, names = art.table_sources
     by_table = {t: names[i] for t, i in zip(art.table_names, ids.tolist(), strict=True)}
     assert by_table == {
