@@ -244,5 +244,7 @@ class SchemaService:
         def retrieve(q: str, top_k: int | None, threshold: float | None) -> RetrievalResult:
             return pinned.search(q, top_k=top_k, relevance_threshold=threshold)
 
-        out = generate(question, art.schema, client, retrieve=retrieve, config=StrategyConfig.from_env())
+        out = generate(
+            question, art.schema, client, retrieve=retrieve, config=StrategyConfig.from_env(), ddl=art.ddl
+        )
         return {"database": db, "artifact_key": art.key, **out}
