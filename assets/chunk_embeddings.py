@@ -9,6 +9,7 @@ from dagster import AssetExecutionContext
 
 from schemarag.assets.lib import progress
 from schemarag.assets.lib.chunking import ChunkSet
+from schemarag.assets.lib.embed_plan import plan_for, unique_missing
 from schemarag.assets.lib.embedding_cache import EmbeddingCache, text_key
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
@@ -40,12 +41,15 @@ def embed_chunks(
     embedder: Embedder,
     cache: EmbeddingCache | None,
     on_batch: Callable[[int, int], None] | None = None,
+    plan: list[str | None] | None = None,
 ) -> ChunkEmbeddings:
-    """Vectors for ``chunks``; ``on_batch(done, total)`` after each slice of newly embedded texts."""
-    texts = [embed_text(c) for c in chunks]
-    keys = [text_key(t) for t in texts]
-    cached = cache.get_many(keys) if cache else {}
-    missing = [i for i, k in enumerate(keys) if k not in cached]
+    """Vectors for ``chunks``; ``on_batch(done, total)`` after each slice of newly embedded texts.
+    ``plan`` (:mod:`~schemarag.assets.lib.embed_plan`) gives each chunk's text to embed, ``None``
+    for none (default: title + text of every chunk)."""
+    texts = plan if plan is not None else [embed_text(c) for c in chunks]
+    keys = [text_key(t) if t is not None else None for t in texts]
+    cached = cache.get_many([k for k in keys if k is not None]) if cache else {}
+    missing = unique_missing(keys, cached)  # identical texts are embedded once
     fresh: dict[str, np.ndarray] = {}
     if missing:
         order = sorted(missing, key=lambda i: len(texts[i]))
@@ -62,7 +66,8 @@ def embed_chunks(
             cache.put_many(fresh)
     out = np.zeros((len(chunks), embedder.dimension), dtype=np.float32)
     for i, k in enumerate(keys):
-        out[i] = cached[k] if k in cached else fresh[k]
+        if k is not None:  # None: the plan leaves this chunk to BM25 (a zero vector)
+            out[i] = cached[k] if k in cached else fresh[k]
     return ChunkEmbeddings(
         vectors=out,
         cache_hits=len(chunks) - len(missing),
@@ -92,6 +97,7 @@ def chunk_embeddings(
             doc_chunks.chunks,
             embedder,
             cache,
+            plan=plan_for(doc_chunks.chunks, source_snapshot.database, source_snapshot.params),
             on_batch=lambda done, total: progress.advance(db, "chunk_embeddings", done, total, "chunk"),
         )
     finally:

@@ -44,6 +44,8 @@ class ChunkingConfig:
     schema_column_chunks: bool = True  # column chunks from the schema for undocumented columns
     max_sample_values: int = 12
     max_doc_bytes: int = MAX_DOC_BYTES
+    # above this many columns a database is embedded sparingly (assets/lib/embed_plan.py)
+    embed_all_columns_up_to: int = 20_000
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemarag.assets.lib.docs_writer import doc_file_name, render_index_doc, render_table_doc
+from schemarag.assets.lib.docs_writer import doc_file_name, fk_index, render_index_doc, render_table_doc
 from schemarag.runtime.errors import ImportFormatError
 from schemarag.runtime.names import check_name
 from schemarag.runtime.paths import docs_dir, schema_path
@@ -54,8 +54,9 @@ def write_database(db: Database, out: Path, extra_sections: dict[str, str] | Non
     folder = docs_dir(out, db.name)
     folder.mkdir(parents=True, exist_ok=True)
     wanted: dict[str, str] = {"_index.md": render_index_doc(db)}
+    fks = fk_index(db)
     for table in db.tables:
-        doc = render_table_doc(db, table)
+        doc = render_table_doc(db, table, fks)
         extra = (extra_sections or {}).get(table.name)
         wanted[doc_file_name(table.name)] = f"{doc}\n{extra}" if extra else doc
     for stale in folder.glob("*.md"):

@@ -1,0 +1,72 @@
+"""The embedding plan: which chunks get vectors, with what text, and de-duplication."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from schemarag.assets.chunk_embeddings import embed_chunks, embed_text
+from schemarag.assets.lib.chunking import ChunkingConfig, chunk_database
+from schemarag.assets.lib.embed_plan import embed_texts, plan_for, unique_missing
+from schemarag.assets.lib.inputs import build_params
+from schemarag.runtime.schema import Database
+from schemarag.runtime.search.embedding import Embedder
+
+
+def _db(tables: int = 3) -> Database:
+    return Database.model_validate(
+        {
+            "name": "wh",
+            "tables": [
+                {
+                    "name": f"s.t{i}",
+                    "description": f"Table number {i} of the warehouse.",
+                    "columns": [
+                        {"name": "id", "type": "BIGINT", "primary_key": True},
+                        {
+                            "name": "created_at",
+                            "type": "TIMESTAMP",
+                            "description": "When the row was created.",
+                        },
+                        {"name": f"metric_{i}", "type": "FLOAT"},
+                    ],
+                }
+                for i in range(tables)
+            ],
+        }
+    )
+
+
+def test_small_databases_embed_every_chunk_as_before():
+    db = _db()
+    chunks = chunk_database(db, {}).chunks
+    assert plan_for(chunks, db, build_params(ChunkingConfig())) is None  # 9 columns <= 20,000
+    assert embed_texts(chunks, lambda t, c: False, scaled=False) == [embed_text(c) for c in chunks]
+
+
+def test_scaled_plan_skips_undocumented_columns_and_drops_table_names():
+    db = _db()
+    chunks = chunk_database(db, {}).chunks
+    plan = plan_for(chunks, db, build_params(ChunkingConfig(embed_all_columns_up_to=5)))
+    assert plan is not None
+    by_kind = {(c.table, c.chunk_type, c.column): text for c, text in zip(chunks, plan, strict=True)}
+    assert by_kind[("s.t0", "column", "id")] is None  # undocumented: BM25 only
+    assert by_kind[("s.t0", "column", "metric_0")] is None
+    created = {by_kind[(f"s.t{i}", "column", "created_at")] for i in range(3)}
+    assert created == {"created_at\nWhen the row was created."}  # one text for three tables
+    assert by_kind[("s.t1", "table", None)].startswith("s.t1: table\nTable s.t1: Table number 1")
+
+
+def test_unique_missing_and_zero_vectors_for_unplanned_chunks():
+    assert unique_missing(["a", None, "b", "a", "c"], {"c": 1}) == [0, 2]
+    db = _db()
+    chunks = chunk_database(db, {}).chunks
+    plan = plan_for(chunks, db, build_params(ChunkingConfig(embed_all_columns_up_to=5)))
+    embedder = Embedder.get()
+    result = embed_chunks(chunks, embedder, None, plan=plan)
+    embedded_texts = {t for t in plan if t is not None}
+    assert len(result.embedded_chunk_ids) == len(embedded_texts)  # each distinct text once
+    norms = np.linalg.norm(result.vectors, axis=1)
+    for text, norm in zip(plan, norms, strict=True):
+        assert (norm == 0.0) if text is None else abs(norm - 1.0) < 1e-3
+    rows = [i for i, t in enumerate(plan) if t == "created_at\nWhen the row was created."]
+    assert len(rows) == 3 and np.array_equal(result.vectors[rows[0]], result.vectors[rows[2]])
