@@ -132,3 +132,18 @@ def test_current_holding_a_path_is_rejected(shop_copy: Path, tiny: tuple[Path, P
     (shop_copy / CURRENT).write_text(f"../shop_a/{key}\n")
     with pytest.raises(ArtifactError, match="not an index key"):
         reader_current_key(shop_copy)
+
+
+def test_reader_does_not_import_table_ranking() -> None:
+    """The reader <-> table_ranking import loop is gone: what both need lives in artifact/naming."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, schemarag.runtime.artifact.reader as r; r.IndexArtifact.implicit_join_columns; "
+        "print('schemarag.runtime.search.table_ranking' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "False"

@@ -160,3 +160,21 @@ def test_schema_resolution_for_generate_and_validate_is_tenant_scoped(
     source = resolve_schema(own, tenant, artifacts, data)
     assert source.pinned is not None and source.database.tenant == tenant
     assert source.pinned.key == current_key(artifacts / "_tenants" / tenant / own)
+
+
+@pytest.mark.parametrize("tenant", ["acme", "globex"])
+@pytest.mark.parametrize("command", [["retrieve"], ["validate"]], ids=["retrieve", "validate"])
+def test_retrieve_and_validate_commands_stay_in_the_tenant(
+    tiny: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tenant: str, command: list[str]
+) -> None:
+    data, artifacts = tiny
+    other_db, other_column = OTHER[tenant]
+    table = "salaries" if other_db == "globex_hr" else "leads"
+    arg = f"SELECT {other_column} FROM {table}" if command == ["validate"] else f"list {other_column}"
+    where = ["--data", str(data), "--artifacts", str(artifacts)]
+    code = main([*command, *where, "--tenant", tenant, "--db", other_db, arg])
+    out = capsys.readouterr()
+    assert code == 2 and "valid (" not in out.out and "chunk" not in out.out.lower()
+    owner = "globex" if tenant == "acme" else "acme"
+    assert main([*command, *where, "--tenant", owner, "--db", other_db, arg]) == 0  # its owner may
+    capsys.readouterr()
