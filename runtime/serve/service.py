@@ -25,8 +25,9 @@ from schemarag.runtime.artifact.format import CURRENT
 from schemarag.runtime.errors import ConfigError, InvalidNameError, SchemaragError
 from schemarag.runtime.paths import database_artifacts
 from schemarag.runtime.search.embedding import Embedder, ModelSpec
+from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult
-from schemarag.runtime.search.retriever import PinnedIndex, Retriever, question_windows
+from schemarag.runtime.search.retriever import PinnedIndex, Retriever, max_open_indexes, question_windows
 from schemarag.runtime.serve.keys import Principal
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class SchemaService:
         # calls from several pool threads would oversubscribe the cores
         self.model = ModelSpec(threads=1)
         self.observer = Observer()
+        self._open: LRU[tuple[str | None, str], Retriever] = LRU(max_open_indexes())
 
     # ------------------------------------------------------------------ namespace
     def _root(self, principal: Principal) -> Path:
@@ -86,7 +88,23 @@ class SchemaService:
         )
 
     def retriever(self, principal: Principal, db: str) -> Retriever:
-        """The retriever for ``db`` in the caller's namespace, or DatabaseNotFoundError."""
+        """The retriever for ``db`` in the caller's namespace, or DatabaseNotFoundError.
+
+        Kept in a bounded LRU (the retriever registry's size) so a request skips the path
+        checks and ``resolve()`` system calls of :meth:`Retriever.open`; the retriever itself
+        notices newly published versions.
+        """
+        ident = (principal.tenant, db)
+        r = self._open.get(ident)
+        if r is None:
+            r = self._open_retriever(principal, db)
+            self._open.maxsize = max_open_indexes()
+            self._open.put(ident, r)
+        if self.observer.index_served is not None:
+            self.observer.index_served(principal.tenant, db, r.artifact.key)
+        return r
+
+    def _open_retriever(self, principal: Principal, db: str) -> Retriever:
         not_found = DatabaseNotFoundError(
             f"database {db!r} not found; list_databases (GET /v1/databases) shows yours"
         )
@@ -105,8 +123,6 @@ class SchemaService:
         )
         if not self.query_cache:
             r.query_cache_size = 0
-        if self.observer.index_served is not None:
-            self.observer.index_served(principal.tenant, db, r.artifact.key)
         return r
 
     def warm(self, tenants: list[str | None]) -> list[tuple[str | None, str, str]]:
