@@ -66,6 +66,7 @@ class BuildProgress:
                     total=event.total, desc="  embedding", unit=unit, file=sys.stderr, leave=False
                 )
             self._embed.update(event.done - self._embed.n)
+            self._bar.refresh()  # keep the database's elapsed time moving while it embeds
             return
         if event.stage in STAGES:
             self._close_embed()
