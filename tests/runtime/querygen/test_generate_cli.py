@@ -119,4 +119,6 @@ def test_retrieval_flags_are_exclusive(dirs, capsys) -> None:
 
 def test_unknown_database_names_both_sources(dirs, capsys) -> None:
     code, _, err = run_cli(capsys, *dirs, "--db", "nosuch", "q?", "--prompt-only")
-    assert code == 2 and "schema file not found" in err and "no usable index" in err
+    assert code == 2
+    assert "no index for 'nosuch'" in err and "no schema file" in err and "nosuch.json" in err
+    assert "known databases: shop" in err  # the fix: a name that exists
