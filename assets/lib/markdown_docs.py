@@ -45,6 +45,13 @@ class ParsedDoc:
     sections: list[Section]
 
 
+# More headings than any real doc has (PostgreSQL caps a table at 1,600 columns). Counted with one
+# regular expression before markdown-it runs, so a hostile doc of nothing but headings (2 MB is
+# ~250k of them, ~10 s of token building) is refused in milliseconds instead.
+MAX_HEADINGS = 20_000
+_HEADING_LINE = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
+
+
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     # Block structure only: inline tokens keep their raw ``content`` (the heading text), and
@@ -91,6 +98,12 @@ def parse_markdown(text: str, path: str = "<doc>", index: bool = False) -> Parse
     if "\x00" in text:
         raise DocParseError(f"{path}: contains NUL bytes; it is not a text file")
     text = text.removeprefix("\ufeff")  # editors on Windows save UTF-8 with a BOM; it hides the '#'
+    n_headings = sum(1 for _ in _HEADING_LINE.finditer(text))
+    if n_headings > MAX_HEADINGS:
+        raise DocParseError(
+            f"{path}: {n_headings:,} heading lines, more than the limit of {MAX_HEADINGS:,}; "
+            "split it into one doc per table"
+        )
     tokens = _parser().parse(text)
     lines = _source_lines(text)
     _check_fences(tokens, lines, path)
