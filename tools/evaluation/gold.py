@@ -99,6 +99,26 @@ def _parse(sql: str, dialect: str, gold: Gold):
     return tree
 
 
+def _fold_qualified(tree, view: SchemaView) -> None:
+    """``sales.orders`` in the SQL -> the schema's table ``sales.orders`` (warehouse imports name
+    tables schema-qualified), aliased ``orders`` so ``orders.amount`` still resolves; in place."""
+    from sqlglot import exp
+
+    for table in list(tree.find_all(exp.Table)):
+        if not table.args.get("db") or not isinstance(table.this, exp.Identifier):
+            continue
+        qualified = ".".join(p for p in (table.text("catalog"), table.text("db"), table.name) if p)
+        for name in (qualified, qualified.split(".", 1)[-1]):
+            if "." in name and name in view.tables:
+                bare = table.name
+                table.set("this", exp.to_identifier(name, quoted=True))
+                table.set("db", None)
+                table.set("catalog", None)
+                if not table.alias:
+                    table.set("alias", exp.TableAlias(this=exp.to_identifier(bare)))
+                break
+
+
 def _qualify(tree, view: SchemaView, dialect: str, gold: Gold):
     from sqlglot.optimizer.qualify import qualify
 
@@ -176,6 +196,7 @@ def gold_from_sql(sql: str, view: SchemaView, dialect: str = "sqlite") -> Gold:
     tree = _parse(sql, dialect, gold)
     if tree is None:
         return gold
+    _fold_qualified(tree, view)
     tree = _qualify(tree, view, dialect, gold)
     try:
         scopes = traverse_scope(tree)
