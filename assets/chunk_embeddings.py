@@ -1,5 +1,6 @@
 """Stage 4: fastembed passage vectors, cached per chunk text and model."""
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -87,6 +88,7 @@ def chunk_embeddings(
     progress.stage(context.partition_key, "chunk_embeddings")
     if source_snapshot.existing:
         return dg.Output(None, metadata={"skipped": "artifact already built"})
+    start = time.perf_counter()
     embedder = embedding_model.embedder()
     cache = EmbeddingCache(
         embedding_cache_dir(index_paths.artifacts_path()), embedder.checksum, embedder.dimension
@@ -107,6 +109,7 @@ def chunk_embeddings(
         result,
         metadata={
             "vectors": int(result.vectors.shape[0]),
+            "seconds": round(time.perf_counter() - start, 3),
             "embedded": len(result.embedded_chunk_ids),
             "cache_hits": result.cache_hits,
             "model": embedder.spec.name,

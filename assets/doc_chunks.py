@@ -1,5 +1,7 @@
 """Stage 2: typed chunks from the schema and the markdown docs."""
 
+import time
+
 import dagster as dg
 from dagster import AssetExecutionContext
 
@@ -21,6 +23,7 @@ def make_chunks(snap: SourceSnapshot) -> ChunkSet:
 def doc_chunks(context: AssetExecutionContext, source_snapshot: SourceSnapshot) -> dg.Output[ChunkSet]:
     """Overview, column, query, relationship, example, table and database chunks with metadata."""
     progress.stage(context.partition_key, "doc_chunks")
+    start = time.perf_counter()
     result = make_chunks(source_snapshot)
     for w in result.warnings:
         context.log.warning(w)
@@ -31,6 +34,7 @@ def doc_chunks(context: AssetExecutionContext, source_snapshot: SourceSnapshot) 
         result,
         metadata={
             "chunks": len(result.chunks),
+            "seconds": round(time.perf_counter() - start, 3),
             "doc_files": len(result.doc_files),
             "warnings": len(result.warnings),
             **{f"chunks_{k}": v for k, v in sorted(by_type.items())},

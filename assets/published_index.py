@@ -1,5 +1,6 @@
 """Stage 5: the published, content-addressed artifact, plus the invariants as asset checks."""
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from schemarag.assets.chunk_embeddings import ChunkEmbeddings
 from schemarag.assets.lib import progress
 from schemarag.assets.lib.artifact_store import ArtifactPayload, prune, publish, read_current, write_artifact
 from schemarag.assets.lib.chunking import ChunkSet
+from schemarag.assets.lib.remote_store import publish_remote, upload_version
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import IndexPaths
 from schemarag.assets.source_snapshot import SourceSnapshot
@@ -110,8 +112,13 @@ def published_index(
     bm25_statistics: BM25Statistics | None,
     chunk_embeddings: ChunkEmbeddings | None,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """``artifacts/<db>/<key>/`` (Parquet, BM25 arrays, vectors, LanceDB) and the CURRENT pointer."""
+    """``artifacts/<db>/<key>/`` (Parquet, BM25 arrays, vectors, LanceDB) and the CURRENT pointer.
+
+    With ``s3://`` artifacts the version is built and checked locally, then mirrored and the
+    remote ``CURRENT`` moved (``remote_store``).
+    """
     progress.stage(context.partition_key, "published_index")
+    start = time.perf_counter()
     root = source_snapshot.root
     out = publish_index(
         source_snapshot,
@@ -124,9 +131,17 @@ def published_index(
     )
     art = IndexArtifact.open(out.path)
     results = check_artifact(art)
+    remote = index_paths.remote_artifacts()
+    uploaded = False
+    if remote and all(passed for passed, _ in results.values()):
+        uploaded = upload_version(out.path, remote, context.partition_key, source_snapshot.tenant)
+        publish_remote(remote, context.partition_key, out.key, source_snapshot.tenant)
     context.log.info(f"{context.partition_key}: key {out.key} ({'built' if out.built else 'unchanged'})")
     yield dg.MaterializeResult(
         metadata={
+            "seconds": round(time.perf_counter() - start, 3),
+            "remote": remote or "",
+            "uploaded": uploaded,
             "key": out.key,
             "path": str(out.path),
             "built": out.built,

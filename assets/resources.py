@@ -5,12 +5,14 @@ then the repo defaults), so the same Definitions serve the samples, a CI checkou
 deployment without import-time environment reads.
 """
 
+import os
 from pathlib import Path
 
 import dagster as dg
 
 from schemarag.assets.lib.datasources.config import datasources_path
-from schemarag.runtime.paths import artifacts_dir, data_dir, database_artifacts
+from schemarag.runtime.artifact.remote import is_remote, local_artifacts
+from schemarag.runtime.paths import data_dir, database_artifacts
 from schemarag.runtime.search.embedding import DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, Embedder, ModelSpec
 
 
@@ -20,7 +22,8 @@ class IndexPaths(dg.ConfigurableResource):
     ``tenant`` (``schemarag build --tenant``) sends artifacts to ``<artifacts>/_tenants/<tenant>/``
     and restricts live datasources to that tenant's; ``None`` uses the schema file's own
     ``tenant`` field. ``datasources`` is the datasources file (None: ``$SCHEMARAG_DATASOURCES``,
-    else ``data/datasources.yaml``).
+    else ``data/datasources.yaml``). ``artifacts`` may be a URI (``s3://bucket/prefix``): the
+    build then works in a local copy (:func:`local_artifacts`) and ``published_index`` uploads.
     """
 
     data: str | None = None
@@ -37,7 +40,13 @@ class IndexPaths(dg.ConfigurableResource):
         return datasources_path(self.datasources)
 
     def artifacts_path(self) -> Path:
-        return artifacts_dir(self.artifacts)
+        """The local folder the build writes (a remote location's cache copy for a URI)."""
+        return local_artifacts(self.artifacts)
+
+    def remote_artifacts(self) -> str | None:
+        """The object-store URI to publish to, or None for a local artifacts folder."""
+        loc = self.artifacts or os.environ.get("SCHEMARAG_ARTIFACTS")
+        return loc if is_remote(loc) else None
 
     def database_root(self, db: str, tenant: str | None = None) -> Path:
         return database_artifacts(self.artifacts_path(), db, tenant)

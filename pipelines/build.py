@@ -1,20 +1,29 @@
-"""In-process builds with Dagster's ``materialize``: what ``schemarag build`` and the tests run.
+"""Builds as Dagster runs of the ``build_index`` job: what ``schemarag build`` and the tests run.
 
 Each database is its own partition and its own run, so one broken database fails alone while
-the others publish. Runs go to the instance at ``$DAGSTER_HOME`` when set (so they show in the
-UI), else to an ephemeral one.
+the others publish. Runs, materializations (chunk counts, content key, timings) and asset-check
+results are recorded in a persistent instance (``$DAGSTER_HOME``, else ``.dagster/`` next to the
+artifacts: :mod:`schemarag.pipelines.instance`), which ``schemarag ui`` opens.
+
+``jobs=1`` runs each partition in this process with in-memory intermediates (a tenant's values
+never touch disk); ``jobs>1`` fans partitions out to worker processes on Dagster's multiprocess
+executor (:mod:`schemarag.pipelines.fanout`).
 """
 
-import os
-from collections.abc import Callable
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.pipelines.definitions import INDEX_ASSETS
+from schemarag.pipelines.instance import dagster_home, open_instance
+from schemarag.pipelines.jobs import build_index_job
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -36,11 +45,33 @@ class BuildReport:
     schema_version: str = ""  # set for live datasources (from the snapshot)
 
 
-def default_instance() -> dg.DagsterInstance:
-    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+def default_instance(artifacts: str | Path | None = None, tenant: str | None = None) -> dg.DagsterInstance:
+    """The persistent instance builds into ``artifacts`` (for ``tenant``) record their runs in."""
+    return open_instance(dagster_home(artifacts, tenant))
 
 
-def _metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:
+def index_job(resources: Mapping[str, Any]) -> dg.JobDefinition:
+    """``build_index`` bound to ``resources``: runs carry that name, not ``__ephemeral_asset_job__``."""
+    defs = dg.Definitions(assets=INDEX_ASSETS, jobs=[build_index_job], resources=dict(resources))
+    return defs.resolve_job_def(build_index_job.name)
+
+
+def run_tags(db: str, index_paths: IndexPaths) -> dict[str, str]:
+    """Tags that make a run findable in the UI: the database, and the tenant when there is one."""
+    tags = {"schemarag/database": db}
+    if index_paths.tenant:
+        tags["schemarag/tenant"] = index_paths.tenant
+    return tags
+
+
+def add_partitions(instance: dg.DagsterInstance, dbs: list[str]) -> None:
+    known = set(instance.get_dynamic_partitions(databases_partitions.name))
+    new = [db for db in dbs if db not in known]
+    if new:
+        instance.add_dynamic_partitions(databases_partitions.name, new)
+
+
+def _metadata(result: dg.ExecuteInProcessResult | dg.JobExecutionResult, asset: str) -> dict:
     for ev in result.get_asset_materialization_events():
         mat = ev.event_specific_data.materialization
         if mat.asset_key.to_user_string() == asset:
@@ -48,7 +79,7 @@ def _metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:
     return {}
 
 
-def _error(result: dg.ExecuteInProcessResult) -> str:
+def _error(result: dg.ExecuteInProcessResult | dg.JobExecutionResult) -> str:
     for ev in result.all_events:
         if ev.is_step_failure and ev.step_failure_data and ev.step_failure_data.error:
             err = ev.step_failure_data.error
@@ -63,24 +94,27 @@ def _error(result: dg.ExecuteInProcessResult) -> str:
 def materialize_database(
     db: str, index_paths: IndexPaths, embedding_model: EmbeddingModel, instance: dg.DagsterInstance
 ) -> BuildReport:
-    """Materialize the whole asset graph for one partition and summarise it."""
-    if db not in instance.get_dynamic_partitions(databases_partitions.name):
-        instance.add_dynamic_partitions(databases_partitions.name, [db])
-    result = dg.materialize(
-        INDEX_ASSETS,
+    """Run ``build_index`` for one partition in this process and summarise it."""
+    add_partitions(instance, [db])
+    # In memory: the whole graph runs in this process, and two runs of one partition name
+    # (two tenants' "shop") must never read each other's pickled intermediate values.
+    job = index_job(
+        {"index_paths": index_paths, "embedding_model": embedding_model, "io_manager": dg.mem_io_manager}
+    )
+    result = job.execute_in_process(
         partition_key=db,
         instance=instance,
         raise_on_error=False,
         run_config=QUIET,
-        # In memory: the whole graph runs in this process, and two runs of one partition name
-        # (two tenants' "shop") must never read each other's pickled intermediate values.
-        resources={
-            "index_paths": index_paths,
-            "embedding_model": embedding_model,
-            "io_manager": dg.mem_io_manager,
-        },
-        tags={"schemarag/tenant": index_paths.tenant} if index_paths.tenant else None,
+        tags=run_tags(db, index_paths),
     )
+    return summarize(db, result, index_paths)
+
+
+def summarize(
+    db: str, result: dg.ExecuteInProcessResult | dg.JobExecutionResult, index_paths: IndexPaths
+) -> BuildReport:
+    """A run's outcome as a :class:`BuildReport` (picklable: worker processes return it)."""
     if not result.success:
         return BuildReport(database=db, ok=False, error=_error(result), tenant=index_paths.tenant or "")
     pub = _metadata(result, "published_index")
@@ -108,17 +142,21 @@ def materialize_database(
 def build_databases(
     dbs: list[str],
     data: Path,
-    artifacts: Path,
+    artifacts: str | Path,
     progress: Callable[[str], None] | None = None,
     embedding_model: EmbeddingModel | None = None,
     instance: dg.DagsterInstance | None = None,
     tenant: str | None = None,
     datasources: Path | None = None,
+    jobs: int = 1,
 ) -> list[BuildReport]:
-    """Build each database in turn (one Dagster run per partition).
+    """Build each database as one ``build_index`` run of its partition; reports in ``dbs`` order.
 
-    ``tenant`` publishes under ``<artifacts>/_tenants/<tenant>/`` and limits live snapshots to
-    that tenant's datasources; ``datasources`` is the datasources file (default: the usual one).
+    ``artifacts`` is a folder or an object-store URI (``s3://bucket/prefix``). ``tenant``
+    publishes under ``<artifacts>/_tenants/<tenant>/`` and limits live snapshots to that
+    tenant's datasources; ``datasources`` is the datasources file (default: the usual one).
+    ``instance`` defaults to the persistent one (:func:`default_instance`); ``jobs > 1`` runs
+    up to that many partitions at once on the multiprocess executor and needs a persistent one.
     """
     index_paths = IndexPaths(
         data=str(data),
@@ -127,7 +165,11 @@ def build_databases(
         datasources=str(datasources) if datasources else None,
     )
     model = embedding_model or EmbeddingModel()
-    inst = instance or default_instance()
+    inst = instance or default_instance(str(artifacts), tenant)
+    if jobs > 1 and len(dbs) > 1:
+        from schemarag.pipelines.fanout import build_in_parallel
+
+        return build_in_parallel(dbs, index_paths, model, inst, jobs, progress)
     reports = []
     for i, db in enumerate(dbs, 1):
         if progress:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": (f"{_Q}.validate_cmd", "check SQL against a database's schema (exit 0 valid, 1 invalid)"),
     "chunks": (f"{_P}.chunks_cmd", "print the chunks parsed from a database's schema and docs"),
     "docs": (f"{_P}.docs_cmd", "snapshot a live datasource and write editable docs"),
+    "ui": (f"{_P}.ui_cmd", "the Dagster UI (runs, partitions, checks) on the build's instance"),
     "import": (f"{_T}.import_cmd", "import a Spider/BIRD catalog as schemas and docs"),
     "eval": (f"{_T}.eval_cmd", "evaluate retrieval on a question file"),
     "bench": (f"{_T}.bench_cmd", "benchmarks: build throughput, retrieval latency, prompt size"),

@@ -4,12 +4,16 @@ Databases whose content key is already published are reported ``unchanged`` befo
 is even imported: a no-op rebuild costs one hash of the inputs. Live datasources always go
 through Dagster, whose first step re-snapshots them; an unchanged fingerprint keeps the key.
 
-    schemarag build [--db X ...] [--tenant T] [--datasources FILE] [--force-dagster]
+    schemarag build [--db X ...] [--tenant T] [--datasources FILE] [--force-dagster] [--jobs N]
+
+``--artifacts s3://bucket/prefix`` builds in a local cache copy and publishes to the bucket
+(docs/scale-out.md); runs are recorded in the Dagster instance ``schemarag ui`` opens.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -23,9 +27,10 @@ from schemarag.pipelines.commands.build_feedback import (
     tenant_selection,
     unknown_database_hint,
 )
+from schemarag.runtime.artifact.remote import is_remote, local_artifacts
 from schemarag.runtime.errors import SchemaFileError, SchemaragError
 from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import artifacts_dir, data_dir, list_databases, tenants
+from schemarag.runtime.paths import data_dir, list_databases, tenants
 from schemarag.runtime.search.embedding import Embedder
 
 
@@ -49,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="datasources file of live databases (default: $SCHEMARAG_DATASOURCES or data/datasources.yaml)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="databases to build at once, each a Dagster run on the multiprocess executor (default 1)",
+    )
 
 
 def _log(msg: str) -> None:
@@ -56,7 +67,9 @@ def _log(msg: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    data, artifacts = data_dir(args.data), artifacts_dir(args.artifacts)
+    data, artifacts = data_dir(args.data), local_artifacts(args.artifacts)
+    raw = args.artifacts or os.environ.get("SCHEMARAG_ARTIFACTS")
+    location = raw if is_remote(raw) else artifacts  # a URI: build in the local copy, publish there
     dbs = args.db or list_databases(data)
     if not dbs:
         raise SchemaFileError(f"{data}: no <db>.json schema files found; check --data")
@@ -80,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
             rows.append(f"{db:<24} FAILED   {exc}{unknown_database_hint(db, data, args.datasources)}")
             failures += 1
             continue
-        if snap.existing and read_current(snap.root) == snap.key and not args.force_dagster:
+        remote = location is not artifacts  # the bucket's CURRENT may differ from the local copy's
+        if snap.existing and read_current(snap.root) == snap.key and not (args.force_dagster or remote):
             rows.append(f"{db:<24} unchanged key={snap.key}")
             published.append((db, tenant or ""))
         else:
@@ -90,15 +104,16 @@ def run(args: argparse.Namespace) -> int:
             _log(f"building {len(todo)} database(s) with Dagster: {', '.join(todo)}")
         from schemarag.pipelines.build import build_databases
 
-        bars = progress_enabled(args.quiet)
+        bars = progress_enabled(args.quiet) and args.jobs <= 1  # --jobs N: steps run in other processes
         with build_progress(todo, bars):
             reports = build_databases(
                 todo,
                 data,
-                artifacts,
+                location,
                 progress=None if (bars or args.quiet) else _log,
                 tenant=tenant,
                 datasources=args.datasources,
+                jobs=max(1, args.jobs),
             )
         for r in reports:
             if not r.ok:
