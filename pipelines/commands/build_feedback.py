@@ -75,8 +75,14 @@ class BuildProgress:
 
     def _close_embed(self) -> None:
         if self._embed is not None:
+            from tqdm import tqdm
+
+            n, secs = self._embed.n, self._embed.format_dict["elapsed"]
             self._embed.close()
             self._embed = None
+            # the bar goes; one line above the bars keeps the count and the rate for the record
+            rate = f" ({n / secs:.1f} chunks/s)" if secs > 0 else ""
+            tqdm.write(f"  {self._db}: embedded {n} chunks in {secs:.1f}s{rate}", file=sys.stderr)
 
     def _finish_database(self) -> None:
         self._close_embed()
