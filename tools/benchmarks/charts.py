@@ -165,9 +165,30 @@ def retrieve_chart(results: list[dict[str, Any]], path: Path) -> Path:
     )
 
 
+def catalog_chart(res: dict[str, Any], path: Path) -> Path:
+    """``bench catalog``: wall seconds of each phase at warehouse scale (log axis: ms to minutes)."""
+    phases = {
+        "generate\nexport": res["generate_s"],
+        "import": res["import_s"],
+        "cold build": res["cold_build_s"],
+        "rebuild after\none edit": res["edit_s"],
+        "no-op\nrebuild": res["noop_s"],
+    }
+    return grouped_bars(
+        path,
+        list(phases),
+        {"wall seconds": list(phases.values())},
+        ylabel="seconds (wall)",
+        title=f"Warehouse catalog: {res['tables']:,} tables, {res['columns']:,} columns "
+        f"(search p50 {res['search_p50_ms']:.1f} ms)",
+        fmt="{:.2f}",
+    )
+
+
 # bench name -> chart of the JSON that benchmark writes (retrieve and serve draw their own)
 CHARTS: dict[str, Callable[[Any, Path], Path]] = {
     "build": build_chart,
     "prompt": prompt_chart,
     "calibration": calibration_chart,
+    "catalog": catalog_chart,
 }
