@@ -164,3 +164,18 @@ def fetch_current(
         log.info("fetched %s/%s into %s", remote_root, key, final)
     _write_local_current(local_root, key)
     return local_root
+
+
+def local_database_root(artifacts: str | Path | None, db: str, tenant: str | None = None) -> Path:
+    """Where ``db``'s versions are mapped from: the local folder, or a remote location's cache copy.
+
+    Pure path arithmetic (no I/O), so a lookup of an already open index stays local.
+    """
+    return database_artifacts(local_artifacts(artifacts), db, tenant)
+
+
+def fetch_if_remote(artifacts: str | Path | None, db: str, tenant: str | None = None) -> None:
+    """On first open of a remote index: bring its current version into the cache (else no-op)."""
+    loc = _location(artifacts, os.environ)
+    if is_remote(loc):
+        fetch_current(str(loc), db, tenant)

@@ -1,0 +1,148 @@
+"""``--artifacts s3://bucket/prefix``: publish to a real S3 server (moto) and search from a local cache.
+
+The server is moto's standalone S3 on a free loopback port, a separate process spoken to over
+HTTP by pyarrow's S3 client, exactly like MinIO or AWS would be.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from schemarag.cli import main as cli_main
+from schemarag.runtime.artifact.remote import filesystem, local_artifacts, read_remote_current
+from schemarag.runtime.search.retriever import Retriever
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "data" / "schemas"
+BUCKET = "schemarag-test"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or shutil.which("moto_server")
+    if server is None:
+        pytest.skip("moto_server not installed: pip install -e '.[test]'")
+    port = _free_port()
+    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [server, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/moto-api/", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"moto_server did not start (exit {proc.poll()})")
+                time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+@pytest.fixture
+def s3_env(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Credentials and endpoint as a deployment sets them; a fresh bucket prefix per test."""
+    for var, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "SCHEMARAG_S3_ENDPOINT": s3_endpoint,
+        "SCHEMARAG_CACHE_DIR": str(tmp_path / "cache"),
+    }.items():
+        monkeypatch.setenv(var, value)
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    import pyarrow.fs as pafs
+
+    admin = pafs.S3FileSystem(
+        endpoint_override=s3_endpoint.removeprefix("http://"), scheme="http", allow_bucket_creation=True
+    )
+    admin.create_dir(BUCKET)  # the operator's job, once; the build never creates buckets
+    return f"s3://{BUCKET}/{tmp_path.name}"
+
+
+def _files(folder: Path) -> dict[str, tuple[int, int]]:
+    return {
+        p.relative_to(folder).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.rglob("*")
+    }
+
+
+def test_build_publishes_to_s3_and_the_runtime_searches_a_cached_copy(
+    s3_env: str, data_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, append_note, capsys
+) -> None:
+    uri = s3_env
+    assert cli_main(["build", "--db", "ecommerce", "--data", str(data_copy), "--artifacts", uri]) == 0
+    capsys.readouterr()
+    fs, base = filesystem(uri)
+    key = read_remote_current(fs, f"{base}/ecommerce")
+    assert key, "CURRENT object published"
+    import pyarrow.fs as pafs
+
+    remote = {
+        i.path.removeprefix(f"{base}/ecommerce/{key}/")
+        for i in fs.get_file_info(pafs.FileSelector(f"{base}/ecommerce/{key}", recursive=True))
+        if i.type == pafs.FileType.File
+    }
+    assert {"manifest.json", "chunks.parquet", "embeddings.npy", "tables.parquet"} <= remote
+
+    # The runtime on another machine: an empty cache, the bucket as the only source.
+    monkeypatch.setenv("SCHEMARAG_CACHE_DIR", str(tmp_path / "reader-cache"))
+    Retriever.clear_cache()
+    r = Retriever.open("ecommerce", artifacts=uri)
+    cached = local_artifacts(uri) / "ecommerce"
+    assert r.root == cached.resolve() and (cached / key / "manifest.json").is_file()
+    assert r.snapshot().key == key
+    res = r.search("orders placed by a customer", top_k=5)
+    assert "orders" in res.metadata.tables_included
+
+    # Immutable versions: reopening finds the key in the cache and downloads nothing again.
+    before = _files(cached / key)
+    Retriever.clear_cache()
+    assert Retriever.open("ecommerce", artifacts=uri).snapshot().key == key
+    assert _files(cached / key) == before
+
+    # A docs edit republishes: a new key and CURRENT object; a fresh open fetches that version.
+    append_note(data_copy, "ecommerce", "orders", "- Orders ship from the Rotterdam warehouse.")
+    assert cli_main(["build", "--db", "ecommerce", "--data", str(data_copy), "--artifacts", uri]) == 0
+    new_key = read_remote_current(fs, f"{base}/ecommerce")
+    assert new_key and new_key != key
+    Retriever.clear_cache()
+    assert Retriever.open("ecommerce", artifacts=uri).snapshot().key == new_key
+    assert (cached / "CURRENT").read_text(encoding="utf-8").strip() == new_key
+    Retriever.clear_cache()
+
+
+def test_an_unpublished_remote_database_is_a_clear_error(s3_env: str) -> None:
+    from schemarag.runtime.errors import ArtifactNotFoundError
+
+    Retriever.clear_cache()
+    with pytest.raises(ArtifactNotFoundError, match="no published index for database 'ecommerce'"):
+        Retriever.open("ecommerce", artifacts=s3_env)
+
+
+def test_artifacts_uri_from_the_environment_is_honoured(s3_env: str, tmp_path: Path) -> None:
+    env = {**os.environ, "SCHEMARAG_ARTIFACTS": s3_env}
+    local = local_artifacts(None, env=env)
+    assert local == local_artifacts(s3_env) and local.parents[1] == tmp_path / "cache" / "remote"
+    assert local_artifacts(f"{s3_env}-other") != local, "each location has its own cache folder"
