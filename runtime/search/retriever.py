@@ -34,10 +34,10 @@ from typing import ClassVar
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.artifact.remote import fetch_if_remote, local_database_root
 from schemarag.runtime.config import RetrievalSettings
 from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError, QuestionError
 from schemarag.runtime.formatting import TableDDL
-from schemarag.runtime.paths import artifacts_dir, database_artifacts
 from schemarag.runtime.schema import Database
 from schemarag.runtime.search.chunk_scores import METHODS, question_windows, score_windows
 from schemarag.runtime.search.embedding import Embedder, ModelSpec
@@ -134,7 +134,7 @@ class Retriever:
         A tenant's request resolves only inside ``<artifacts>/_tenants/<tenant>/``; an index
         that is not there fails exactly like a database that does not exist.
         """
-        root = database_artifacts(artifacts_dir(artifacts), db, tenant).resolve()
+        root = local_database_root(artifacts, db, tenant).resolve()  # s3://: the local cache copy
         spec = model or ModelSpec()
         refresh = (
             refresh_seconds
@@ -147,6 +147,7 @@ class Retriever:
             with cls._open_lock:
                 inst = cls._registry.get(key)
                 if inst is None:
+                    fetch_if_remote(artifacts, db, tenant)  # one download per version, never per request
                     inst = cls(root, db, tenant, spec, refresh)
                     cls._registry.maxsize = max_open_indexes()
                     for gone in cls._registry.put(key, inst):
