@@ -210,3 +210,11 @@ def test_bench_writes_a_chart_and_helps_honestly(workspace: dict[str, str], defa
     helps = {b: " ".join(cli("bench", b, "-h").stdout.split()) for b in ("build", "retrieve")}
     assert "--artifacts ARTIFACTS ignored: bench build always builds" in helps["build"]
     assert "ignored" not in helps["retrieve"].split("--artifacts ARTIFACTS", 1)[1].split("--db")[0]
+
+
+def test_import_ends_with_the_build_command(tmp_path: Path) -> None:
+    fixture = REPO / "tests/fixtures/bird_small/tables.json"
+    res = cli("import", "bird", "--tables", str(fixture), "--out", str(tmp_path / "schemas"))
+    assert res.returncode == 0, res.stderr
+    db = res.stdout.split()[0]
+    assert f"next: schemarag build --data {tmp_path / 'schemas'} --db {db}" in res.stderr
