@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -88,8 +89,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"schemarag serve: {len(keys)} API key(s) for tenant(s) {tenants}", file=sys.stderr)
     _configure_logging(not args.no_access_log)
     os.environ.update(settings.to_env())
+    metrics_dir = None
     if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="schemarag-metrics-")
+        metrics_dir = tempfile.mkdtemp(prefix="schemarag-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     print(
         f"schemarag serve: {settings.artifacts} on http://{settings.host}:{settings.port} "
         f"({settings.workers} worker(s) x {settings.threads} search threads; docs at /docs, MCP at /mcp)",
@@ -107,12 +110,15 @@ def run(args: argparse.Namespace) -> int:
         "timeout_graceful_shutdown": int(settings.request_timeout) + 5,
         "server_header": False,
     }
-    if settings.workers > 1:
-        uvicorn.run(
-            "schemarag.runtime.serve.app:app_from_env", factory=True, workers=settings.workers, **common
-        )
-    else:
-        from schemarag.runtime.serve.app import create_app
+    try:
+        if settings.workers > 1:
+            target = "schemarag.runtime.serve.app:app_from_env"
+            uvicorn.run(target, factory=True, workers=settings.workers, **common)
+        else:
+            from schemarag.runtime.serve.app import create_app
 
-        uvicorn.run(create_app(settings, keys), **common)
+            uvicorn.run(create_app(settings, keys), **common)
+    finally:
+        if metrics_dir:  # the workers' metric files are ours; do not leave them in /tmp
+            shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0

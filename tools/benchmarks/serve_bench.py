@@ -41,8 +41,8 @@ from schemarag.runtime.artifact.format import CURRENT
 from schemarag.runtime.paths import artifacts_dir
 
 SAMPLE_DBS = ("ecommerce", "b2b_saas")
-TEMPLATES = (
-    "{q}",
+TEMPLATES = (  # every template uses the number: "{q}" alone would repeat once per number
+    "{q} Answer for store {n}.",
     "{q} Limit it to the top {n}.",
     "For the last {n} days: {q}",
     "{q} Show only the first {n} rows.",
