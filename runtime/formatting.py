@@ -178,10 +178,15 @@ def _referenced(db: Database, table: str) -> list[str]:
 def name_sql(ddl: TableDDL, column: str) -> str:
     """A column's name as its DDL line spells it (quoted where the dialect needs it), taken
     from the pre-rendered line so no SQL library runs at request time."""
-    try:
-        line = ddl.column_sql[ddl.columns.index(column)]
-    except ValueError:
-        return column
+    return _name_sqls(ddl).get(column, column)
+
+
+@lru_cache(maxsize=4096)
+def _name_sqls(ddl: TableDDL) -> dict[str, str]:
+    return {c: _leading_name(line, c) for c, line in zip(ddl.columns, ddl.column_sql, strict=True)}
+
+
+def _leading_name(line: str, column: str) -> str:
     closing = {'"': '"', "`": "`", "[": "]"}.get(line[:1])
     if closing is None:
         return line.split(" ", 1)[0]

@@ -67,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--join-paths", action="store_true", help="complete FK join paths of kept tables")
     parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
+    parser.add_argument("--small-grid", action="store_true", help="cross-validation: a smaller fixed grid")
     parser.add_argument(
         "--scored-cache", default=None, metavar="FILE", help="cross-validation: cache question scores here"
     )
@@ -125,7 +126,13 @@ def run(args: argparse.Namespace) -> int:
         payload.setdefault("setting", _setting(config))
         payload.setdefault("inputs", input_label(config))
         payload["cross_validation"] = cross_validate(
-            scored, sources, args.cross_validate, args.budgets, args.max_ratio, args.max_tables
+            scored,
+            sources,
+            args.cross_validate,
+            args.budgets,
+            args.max_ratio,
+            args.max_tables,
+            small=args.small_grid,
         )
     text = json.dumps(payload, indent=2)
     if args.json:

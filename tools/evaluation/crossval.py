@@ -65,8 +65,9 @@ class Knobs:
         }
 
 
-def grid(family: str, base: Knobs | None = None) -> list[Knobs]:
-    """Candidates for one knob family; the other knobs stay at ``base``."""
+def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Knobs]:
+    """Candidates for one knob family; the other knobs stay at ``base``. ``small``: a fixed
+    subset for slow machines (names-only lists on every kept table, one column ratio)."""
     base = base or Knobs()
     if family == "columns":  # what each kept table shows, and how many weak tables stay
         return [
@@ -74,8 +75,8 @@ def grid(family: str, base: Knobs | None = None) -> list[Knobs]:
             for tr, cbr, cr, rest, conf in itertools.product(
                 (0.3, 0.5),
                 ((6, 3, 1), (3, 2, 1)),
-                (0.55, 0.7),
-                ("strong", "all"),
+                (0.55,) if small else (0.55, 0.7),
+                ("all",) if small else ("strong", "all"),
                 (None, 0.4, 0.6),
             )
         ]
@@ -86,7 +87,8 @@ def grid(family: str, base: Knobs | None = None) -> list[Knobs]:
         ]
         return [replace(base, calibration=c, join_paths=j) for c in cals for j in (False, True)]
     if family == "adaptive":
-        return [replace(base, confidence=c) for c in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
+        levels = (0.4, 0.6, 0.8) if small else (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+        return [replace(base, confidence=c) for c in levels]
     raise ValueError(f"unknown knob family {family!r}; use one of {', '.join(FAMILIES)}")
 
 
@@ -278,9 +280,10 @@ def cross_validate(
     max_ratio: float = 0.30,
     max_tables: float = 8.0,
     base: Knobs | None = None,
+    small: bool = False,
 ) -> dict[str, Any]:
     """The LODO figure for one knob family, the knob each fold chose, and the one to ship."""
-    candidates = grid(family, base)
+    candidates = grid(family, base, small)
     key = objective(family, max_ratio, max_tables)
     per_knob = []
     for k, knobs in enumerate(candidates, start=1):
