@@ -173,9 +173,9 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self._key.get_secret_value()}"
         limit = min(self.timeout, remaining)
         per_phase = httpx.Timeout(limit)
-        try:
+        try:  # the client honours HTTP(S)_PROXY / NO_PROXY from the environment, as urllib did
             with (
-                httpx.Client(timeout=per_phase, follow_redirects=False, trust_env=False) as client,
+                httpx.Client(timeout=per_phase, follow_redirects=False) as client,
                 client.stream("POST", self.url, content=body, headers=headers) as resp,
             ):
                 if resp.status_code >= 400:

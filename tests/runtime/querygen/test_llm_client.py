@@ -76,12 +76,13 @@ def test_400_is_not_retried(llm_server) -> None:
 def test_timeout_gives_a_clear_error(llm_server) -> None:
     llm_server.sleep(1.5)
     with pytest.raises(LLMError, match=r"timed out after 0.2s \(gave up after 1 attempt"):
-        client_for(llm_server, timeout=0.2, max_retries=0).chat(MESSAGES)
+        client_for(llm_server, timeout=0.2, max_retries=0, deadline=30).chat(MESSAGES)
 
 
 def test_timeout_then_success_is_retried(llm_server) -> None:
     llm_server.sleep(1.5).answer_sql("SELECT 5")
-    response = client_for(llm_server, timeout=0.3, max_retries=1).chat(MESSAGES)
+    # an explicit deadline: the default (timeout x 3 = 0.9 s) is too tight on a loaded machine
+    response = client_for(llm_server, timeout=0.3, max_retries=1, deadline=30).chat(MESSAGES)
     assert response.attempts == 2
 
 
