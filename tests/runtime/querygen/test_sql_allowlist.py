@@ -131,6 +131,12 @@ COMMON_VALID = [
 ]
 
 DIALECT_VALID = {
+    "mysql": [
+        "SELECT DATE_FORMAT(created_at, '%Y-%m') AS m, COUNT(DISTINCT id) FROM users GROUP BY m",
+        "SELECT IFNULL(name, '?'), CONCAT_WS(' ', name, `Full Name`), DATEDIFF(NOW(), created_at), "
+        "YEAR(created_at) FROM users",
+        "SELECT user_id, GROUP_CONCAT(status SEPARATOR ','), SUM(total) FROM orders GROUP BY user_id",
+    ],
     "sqlite": [
         "SELECT strftime('%Y-%m', created_at) AS month, COUNT(*) FROM users GROUP BY month",
         "SELECT julianday('now') - julianday(created_at), date(created_at, '+1 day'), "
