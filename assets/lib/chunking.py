@@ -27,7 +27,7 @@ from schemarag.assets.lib.markdown_docs import ParsedDoc, Section, parse_markdow
 from schemarag.assets.lib.sql_refs import tables_in_sql
 from schemarag.runtime.artifact.chunk_model import Chunk, estimate_tokens, make_chunk_id
 from schemarag.runtime.errors import DocParseError
-from schemarag.runtime.schema import Database, Table
+from schemarag.runtime.schema import Column, Database, Table
 from schemarag.runtime.search.text_tokens import keywords
 
 log = logging.getLogger(__name__)
@@ -180,9 +180,8 @@ def _table_chunk_text(db: Database, table: Table, max_samples: int) -> str:
     return "\n".join(lines)
 
 
-def _schema_column_text(table: Table, col_name: str, max_samples: int) -> str:
-    c = table.column(col_name)
-    assert c is not None
+def _schema_column_text(table: Table, c: Column, max_samples: int) -> str:
+    # the Column itself, not its name: a lookup by name scans the table (1,500-column tables)
     lines = [f"{table.name}.{c.name} ({c.type})"]
     if c.description:
         lines.append(c.description)
@@ -325,7 +324,7 @@ def chunk_database(
                 table.name,
                 "column",
                 col.name,
-                _schema_column_text(table, col.name, config.max_sample_values),
+                _schema_column_text(table, col, config.max_sample_values),
                 title=f"{table.name}.{col.name}",
                 extra_keywords=[col.name.lower()],
             )

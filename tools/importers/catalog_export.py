@@ -281,7 +281,7 @@ def import_catalog_export(
             for k, t in sorted(found.items(), key=lambda kv: names[kv[0]].lower())
         ],
     )
-    report.files += write_database(db, out)
+    report.files += write_database(db, out, all_columns_in_docs=False)
     report.databases.append(db.name)
     report.tables = len(db.tables)
     report.columns = sum(len(t.columns) for t in db.tables)

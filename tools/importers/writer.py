@@ -44,10 +44,28 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_database(db: Database, out: Path, extra_sections: dict[str, str] | None = None) -> int:
+def _documented_only(table: Table) -> Table:
+    """The table as its doc shows it: columns with something to say, plus key columns."""
+    keep = [
+        c
+        for c in table.columns
+        if c.description or c.value_description or c.sample_values or c.primary_key or c.foreign_key or c.pii
+    ]
+    return table.model_copy(update={"columns": keep}) if keep else table
+
+
+def write_database(
+    db: Database,
+    out: Path,
+    extra_sections: dict[str, str] | None = None,
+    all_columns_in_docs: bool = True,
+) -> int:
     """Write one database's JSON and docs under ``out``; returns the number of files written.
 
     ``extra_sections`` appends importer-specific markdown (``## Lineage`` from dbt) to a table's doc.
+    ``all_columns_in_docs=False`` (warehouse exports) leaves columns with nothing but a name and a
+    type out of the docs: the schema JSON still has them and the chunker makes their chunks from
+    it, while 100,000 one-line ``### column`` sections would dominate doc parsing in every build.
     """
     check_name(db.name, "database")
     out.mkdir(parents=True, exist_ok=True)
@@ -56,7 +74,7 @@ def write_database(db: Database, out: Path, extra_sections: dict[str, str] | Non
     wanted: dict[str, str] = {"_index.md": render_index_doc(db)}
     fks = fk_index(db)
     for table in db.tables:
-        doc = render_table_doc(db, table, fks)
+        doc = render_table_doc(db, table if all_columns_in_docs else _documented_only(table), fks)
         extra = (extra_sections or {}).get(table.name)
         wanted[doc_file_name(table.name)] = f"{doc}\n{extra}" if extra else doc
     for stale in folder.glob("*.md"):
