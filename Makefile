@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 QUESTION ?= Which accounts have unpaid invoices older than 30 days, and who is their sales rep?
 
-.PHONY: install demo test lint bench eval-bird clean
+.PHONY: install demo test lint bench eval-bird check-base-install clean
 
 install: $(VENV)/.installed
 
@@ -67,6 +67,11 @@ bench: install
 	$(BIN)/schemarag bench retrieve --json reports/bench_retrieve.json --chart reports/bench_retrieve.png
 	$(BIN)/schemarag bench prompt --json reports/bench_prompt.json
 	$(BIN)/schemarag bench calibration --json reports/bench_calibration.json
+
+# `pip install .` (no extras) into a fresh venv: pip check, size <= 450 MB, import time, an
+# offline search on an index built here, one-line missing-extra errors (tools/check_base_install.sh).
+check-base-install: install
+	FULL_PYTHON=$(BIN)/python PYTHON=$(PYTHON) tools/check_base_install.sh
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

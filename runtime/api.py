@@ -7,10 +7,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from schemarag.runtime.config import runtime_settings
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.search.retriever import Retriever
 
@@ -29,7 +29,7 @@ def retrieve(
     ``database`` defaults to ``$SCHEMARAG_DATABASE``. Keys: ``text, source_url, title,
     chunk_id, score, table, chunk_type, column``.
     """
-    db = database or os.environ.get("SCHEMARAG_DATABASE")
+    db = database or runtime_settings().schemarag_database
     if not db:
         raise ConfigError("no database given; pass database=... or set SCHEMARAG_DATABASE")
     result = Retriever.open(db, artifacts=artifacts, tenant=tenant).search(

@@ -12,10 +12,10 @@ Layout (see README "Artifacts"):
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from schemarag.runtime.config import runtime_settings
 from schemarag.runtime.names import check_name
 
 DEFAULT_DATA = "data/schemas"
@@ -24,12 +24,12 @@ DEFAULT_ARTIFACTS = "artifacts"
 
 def data_dir(value: str | Path | None = None) -> Path:
     """``--data`` if given, else ``$SCHEMARAG_DATA``, else ``data/schemas``."""
-    return Path(value or os.environ.get("SCHEMARAG_DATA") or DEFAULT_DATA)
+    return Path(value or runtime_settings().schemarag_data or DEFAULT_DATA)
 
 
 def artifacts_dir(value: str | Path | None = None) -> Path:
     """``--artifacts`` if given, else ``$SCHEMARAG_ARTIFACTS``, else ``artifacts``."""
-    return Path(value or os.environ.get("SCHEMARAG_ARTIFACTS") or DEFAULT_ARTIFACTS)
+    return Path(value or runtime_settings().schemarag_artifacts or DEFAULT_ARTIFACTS)
 
 
 def schema_path(data: Path, db: str) -> Path:

@@ -16,18 +16,13 @@ Example:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.config import DEFAULT_TABLE_THRESHOLD, runtime_settings
 
 Strategy = Literal["full", "rag"]
-
-DEFAULT_TABLE_THRESHOLD = 10
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 @dataclass(frozen=True)
@@ -43,12 +38,12 @@ class StrategyConfig:
     def from_env(cls, env: Mapping[str, str] | None = None) -> StrategyConfig:
         """Read ``ENABLE_DOC_RETRIEVAL``, ``RETRIEVAL_TABLE_THRESHOLD``, ``DOC_RETRIEVAL_TOP_K``
         and ``DOC_RELEVANCE_THRESHOLD``; unset or empty variables keep the defaults."""
-        env = os.environ if env is None else env
+        s = runtime_settings(env)
         return cls(
-            enable_doc_retrieval=_bool(env, "ENABLE_DOC_RETRIEVAL", True),
-            table_threshold=_int(env, "RETRIEVAL_TABLE_THRESHOLD", DEFAULT_TABLE_THRESHOLD, minimum=0),
-            top_k=_int(env, "DOC_RETRIEVAL_TOP_K", None, minimum=1),
-            relevance_threshold=_float01(env, "DOC_RELEVANCE_THRESHOLD"),
+            enable_doc_retrieval=s.enable_doc_retrieval,
+            table_threshold=s.retrieval_table_threshold,
+            top_k=s.doc_retrieval_top_k,
+            relevance_threshold=s.doc_relevance_threshold,
         )
 
 
@@ -76,45 +71,3 @@ def choose_strategy(
     return StrategyDecision(
         "full", f"{table_count} tables < RETRIEVAL_TABLE_THRESHOLD {config.table_threshold}"
     )
-
-
-def _raw(env: Mapping[str, str], name: str) -> str | None:
-    value = env.get(name)
-    return value.strip() if value is not None and value.strip() else None
-
-
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    value = _raw(env, name)
-    if value is None:
-        return default
-    if value.lower() in _TRUE:
-        return True
-    if value.lower() in _FALSE:
-        return False
-    raise ConfigError(f"{name}={value!r} is not a boolean; use true or false")
-
-
-def _int(env: Mapping[str, str], name: str, default: int | None, minimum: int) -> int | None:
-    value = _raw(env, name)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ConfigError(f"{name}={value!r} is not an integer; use a whole number >= {minimum}") from None
-    if number < minimum:
-        raise ConfigError(f"{name}={value!r} is too small; use a whole number >= {minimum}")
-    return number
-
-
-def _float01(env: Mapping[str, str], name: str) -> float | None:
-    value = _raw(env, name)
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        raise ConfigError(f"{name}={value!r} is not a number; use a value between 0 and 1") from None
-    if not 0.0 <= number <= 1.0:
-        raise ConfigError(f"{name}={value!r} is out of range; use a value between 0 and 1")
-    return number

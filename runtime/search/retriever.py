@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.artifact.remote import fetch_if_remote, local_database_root
-from schemarag.runtime.config import RetrievalSettings
+from schemarag.runtime.config import RetrievalSettings, runtime_settings
 from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError, QuestionError
 from schemarag.runtime.formatting import TableDDL
 from schemarag.runtime.schema import Database
@@ -55,14 +54,7 @@ QUERY_CACHE_SIZE = 2048
 
 def max_open_indexes() -> int:
     """``$SCHEMARAG_MAX_OPEN_INDEXES`` (default 32): open indexes kept mapped per process."""
-    raw = os.environ.get("SCHEMARAG_MAX_OPEN_INDEXES", "32")
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConfigError(f"SCHEMARAG_MAX_OPEN_INDEXES={raw!r}: use a whole number >= 1")
-    return value
+    return runtime_settings().schemarag_max_open_indexes
 
 
 def not_found(db: str, tenant: str | None) -> ArtifactNotFoundError:
@@ -90,7 +82,7 @@ class Retriever:
         if cls._blas_limited:
             return
         cls._blas_limited = True
-        limit = int(os.environ.get("SCHEMARAG_BLAS_THREADS", "1") or 0)
+        limit = runtime_settings().schemarag_blas_threads
         if limit > 0:
             from threadpoolctl import threadpool_limits
 
@@ -136,11 +128,9 @@ class Retriever:
         """
         root = local_database_root(artifacts, db, tenant).resolve()  # s3://: the local cache copy
         spec = model or ModelSpec()
-        refresh = (
-            refresh_seconds
-            if refresh_seconds is not None
-            else float(os.environ.get("SCHEMARAG_REFRESH_SECONDS", "2"))
-        )
+        refresh = refresh_seconds
+        if refresh is None:
+            refresh = runtime_settings().schemarag_refresh_seconds
         key = (str(root), spec)
         inst = cls._registry.get(key)
         if inst is None:
@@ -232,7 +222,7 @@ class Retriever:
         current version). ``method``: hybrid, bm25 or dense. Long questions are scored window
         by window (see :func:`~schemarag.runtime.search.chunk_scores.score_windows`)."""
         if method not in METHODS:
-            raise ValueError(f"unknown method {method!r}; use hybrid, bm25 or dense")
+            raise ConfigError(f"unknown method {method!r}; use hybrid, bm25 or dense")
         if not isinstance(question, str) or not question.strip():
             raise QuestionError("the question is empty; pass a non-empty question")
         art = snapshot if snapshot is not None else self.snapshot()

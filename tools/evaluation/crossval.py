@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import DEFAULT_COLUMN_POLICY, ColumnPolicy
 from schemarag.tools.evaluation.metrics import aggregate
@@ -89,7 +90,7 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
     if family == "adaptive":
         levels = (0.4, 0.6, 0.8) if small else (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
         return [replace(base, confidence=c) for c in levels]
-    raise ValueError(f"unknown knob family {family!r}; use one of {', '.join(FAMILIES)}")
+    raise ConfigError(f"unknown knob family {family!r}; use one of {', '.join(FAMILIES)}")
 
 
 def objective(family: str, max_ratio: float, max_tables: float) -> Callable[[dict[str, Any]], tuple]:
