@@ -12,7 +12,7 @@ import dagster as dg
 
 from schemarag.assets.lib.datasources.config import datasources_path
 from schemarag.runtime.artifact.remote import is_remote, local_artifacts
-from schemarag.runtime.paths import data_dir, database_artifacts
+from schemarag.runtime.paths import data_dir
 from schemarag.runtime.search.embedding import DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, Embedder, ModelSpec
 
 
@@ -47,9 +47,6 @@ class IndexPaths(dg.ConfigurableResource):
         """The object-store URI to publish to, or None for a local artifacts folder."""
         loc = self.artifacts or os.environ.get("SCHEMARAG_ARTIFACTS")
         return loc if is_remote(loc) else None
-
-    def database_root(self, db: str, tenant: str | None = None) -> Path:
-        return database_artifacts(self.artifacts_path(), db, tenant)
 
 
 class EmbeddingModel(dg.ConfigurableResource):

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from schemarag import __version__
 from schemarag.runtime.artifact.chunk_model import CHUNK_FIELDS, Chunk
 from schemarag.runtime.artifact.format import (
     CURRENT,
@@ -44,6 +45,7 @@ from schemarag.runtime.artifact.format import (
     MANIFEST,
     file_checksums,
 )
+from schemarag.runtime.errors import ArtifactError
 from schemarag.runtime.formatting import render_schema
 from schemarag.runtime.schema import Database
 from schemarag.runtime.search.bm25 import K1, B, BM25Arrays
@@ -250,6 +252,7 @@ def _manifest(payload: ArtifactPayload, folder: Path) -> dict[str, Any]:
         by_type[c.chunk_type] = by_type.get(c.chunk_type, 0) + 1
     return {
         "format_version": FORMAT_VERSION,
+        "schemarag_version": __version__,  # the writer (as bm25s records it); not part of the key
         "key": payload.key,
         "database": payload.database.name,
         # a union's member databases (Table.database): what routing groups tables by
@@ -283,7 +286,7 @@ def read_current(db_root: Path) -> str | None:
 def publish(db_root: Path, key: str) -> None:
     """Point ``CURRENT`` at ``key`` atomically (write, fsync, rename)."""
     if not (db_root / key / MANIFEST).is_file():
-        raise FileNotFoundError(f"{db_root / key}: no complete artifact to publish")
+        raise ArtifactError(f"{db_root / key}: no complete artifact to publish; build it first")
     _fault("before_current")
     tmp = db_root / f"{CURRENT}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:

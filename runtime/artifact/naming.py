@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 
-UNION_SEPARATOR = "__"
 _JOINISH_ANYCASE = re.compile(r"^(?:id|uuid|code)$|_(?:id|code)$", re.IGNORECASE)
 _JOINISH_CAMEL = re.compile(r"[a-z](?:Id|ID|Code)$")
 
@@ -21,8 +20,3 @@ _JOINISH_CAMEL = re.compile(r"[a-z](?:Id|ID|Code)$")
 def join_like(column: str) -> bool:
     """Names joined on even without a declared FK: ``id``, ``*_id``, ``*Id``, ``uuid``, ``*_code``."""
     return bool(_JOINISH_ANYCASE.search(column) or _JOINISH_CAMEL.search(column))
-
-
-def source_of(table: str) -> str:
-    """The source database of a union table named ``<db>__<table>`` ("" otherwise)."""
-    return table.split(UNION_SEPARATOR, 1)[0] if UNION_SEPARATOR in table else ""

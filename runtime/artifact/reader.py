@@ -113,7 +113,7 @@ class IndexArtifact:
         check_identity(info, folder, database, tenant)
         if expected_model is not None:
             built = info.model.model_dump()
-            for name in ("name", "onnx_sha256", "dimension"):
+            for name in ("name", "onnx_sha256", "tokenizer_sha256", "dimension"):
                 if built.get(name) != expected_model.get(name):
                     raise ManifestMismatchError(
                         f"{folder}: built with model {name}={built.get(name)!r}, but the query model has "

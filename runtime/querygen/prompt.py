@@ -35,7 +35,6 @@ DIALECT_NAMES: dict[str, str] = {
     "tsql": "Microsoft SQL Server (T-SQL)",
 }
 
-ANSWER_KEYS = ("query", "explanation", "confidence", "tablesUsed", "assumptions")
 
 _SYSTEM_TEMPLATE = """\
 You are an expert data analyst who translates questions into {dialect} SQL.

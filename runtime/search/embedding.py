@@ -6,8 +6,9 @@ The default model is all-MiniLM-L6-v2 (int8 ONNX) assembled from two registry pa
 and the tokenizer files ship with this package (``search/model/``, Apache-2.0, see its
 NOTICE.md and docs/embedding-model.md). Nothing is ever downloaded: fastembed is pointed at
 a local folder with ``specific_model_path``. The
-SHA-256 of ``model.onnx`` (the rewritten file) is part of every artifact key, so an index is
-never queried with different weights than it was built with.
+SHA-256 of ``model.onnx`` (the rewritten file) and of the tokenizer files are part of every
+artifact key, so an index is never queried with different weights or token ids than it was built
+with.
 """
 
 from __future__ import annotations
@@ -113,6 +114,20 @@ def file_sha256(path: Path) -> str:
     return _file_sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
 
 
+def tokenizer_sha256(folder: Path) -> str:
+    """One SHA-256 over the tokenizer files present in ``folder`` (names and contents).
+
+    The vectors depend on the tokenizer as much as on the weights: a changed vocabulary or
+    normalisation gives different token ids for the same text, so it is part of the model
+    identity (and so of every artifact key) next to ``model.onnx``'s checksum."""
+    h = hashlib.sha256()
+    for name in TOKENIZER_FILES:
+        path = folder / name
+        if path.is_file():
+            h.update(f"{name}:{file_sha256(path)}\n".encode())
+    return h.hexdigest()
+
+
 class Embedder:
     """fastembed ``TextEmbedding`` behind ``passage_embed``/``query_embed`` returning float32 rows.
 
@@ -132,6 +147,7 @@ class Embedder:
             raise EmbeddingModelError(f"{folder}: no model.onnx; point the model folder at an ONNX export")
         self.model_dir = folder
         self.checksum = file_sha256(onnx)
+        self.tokenizer_checksum = tokenizer_sha256(folder)
         self.dimension = self.spec.dimension
         self._model_obj = None  # loaded on first embed: computing a key needs only the checksum
 
@@ -166,7 +182,12 @@ class Embedder:
     @property
     def identity(self) -> dict[str, object]:
         """What the manifest records and the reader checks."""
-        return {"name": self.spec.name, "onnx_sha256": self.checksum, "dimension": self.dimension}
+        return {
+            "name": self.spec.name,
+            "onnx_sha256": self.checksum,
+            "tokenizer_sha256": self.tokenizer_checksum,
+            "dimension": self.dimension,
+        }
 
     def _check(self, arr: np.ndarray) -> np.ndarray:
         arr = np.asarray(arr, dtype=np.float32)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from schemarag.runtime.config import runtime_settings
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.json_paths import json_path
 from schemarag.runtime.names import check_name
@@ -131,7 +132,7 @@ class DatasourcesFile(BaseModel):
 
 def datasources_path(value: str | Path | None = None) -> Path:
     """``--datasources`` if given, else ``$SCHEMARAG_DATASOURCES``, else ``data/datasources.yaml``."""
-    return Path(value or os.environ.get("SCHEMARAG_DATASOURCES") or DEFAULT_DATASOURCES)
+    return Path(value or runtime_settings().schemarag_datasources or DEFAULT_DATASOURCES)
 
 
 def _describe(loc: tuple[Any, ...], data: Any) -> str:

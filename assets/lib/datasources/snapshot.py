@@ -96,13 +96,6 @@ def make_version(fp: str, when: dt.datetime | None = None) -> str:
     return f"{when:%Y%m%d%H%M%S}_{fp[:8]}"
 
 
-def version_fingerprint_prefix(version: str | None) -> str | None:
-    """The ``fp8`` part of a version string, or None."""
-    if not version or "_" not in version:
-        return None
-    return version.rsplit("_", 1)[1]
-
-
 def take_snapshot(entry: DatasourceEntry, now: dt.datetime | None = None) -> SnapshotResult:
     """Connect, introspect, profile text columns, and build the versioned Database."""
     start = time.perf_counter()
