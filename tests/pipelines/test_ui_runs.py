@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two CLI processes and dagster dev: minutes on a shared 2-core machine
+
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.published_index import CHECKS
 
