@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # two CLI processes and dagster dev: minutes on a shared 2-core machine
-
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.published_index import CHECKS
+
+pytestmark = pytest.mark.slow  # two CLI processes and dagster dev: minutes on a shared 2-core machine
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "schemas"
