@@ -72,9 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strip-foreign-keys", action="store_true", help="drop declared foreign keys (eval setting)"
     )
-    parser.add_argument(
-        "--infer-joins", action="store_true", help="infer foreign keys from names and types"
-    )
+    parser.add_argument("--infer-joins", action="store_true", help="infer foreign keys from names and types")
 
 
 def _run_other(args: argparse.Namespace, out: Path):
