@@ -59,6 +59,8 @@ async def healthz() -> Response:
 @router.get("/readyz", summary="Readiness: indexes opened and the embedding model loaded")
 async def readyz(request: Request) -> Response:
     rt = _rt(request)
+    if rt.failed:  # an index that failed to open: try again (a fixed version may be published)
+        await rt.call(rt.warm)
     body: dict[str, Any] = {"ready": rt.ready, "databases": rt.opened}
     if rt.warm_error:
         body["error"] = rt.warm_error

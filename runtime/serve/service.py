@@ -125,19 +125,28 @@ class SchemaService:
             r.query_cache_size = 0
         return r
 
-    def warm(self, tenants: list[str | None]) -> list[tuple[str | None, str, str]]:
-        """Open every database of ``tenants`` and embed one question: ``(tenant, db, version)``."""
-        opened = []
+    def warm(
+        self, tenants: list[str | None], only: set[tuple[str | None, str]] | None = None
+    ) -> tuple[list[tuple[str | None, str, str]], dict[tuple[str | None, str], str]]:
+        """Open every database of ``tenants`` (or just ``only``) and embed one question.
+
+        Returns ``(opened as (tenant, db, version), failures by (tenant, db))``: one broken
+        index does not keep the others down, but readiness reports it.
+        """
+        opened, failed = [], {}
         for tenant in tenants:
             principal = Principal(tenant)
             for db in self.database_names(principal):
+                if only is not None and (tenant, db) not in only:
+                    continue
                 try:
                     r = self.retriever(principal, db)
                     opened.append((tenant, db, r.artifact.key))
-                except SchemaragError as exc:  # one broken index must not keep the rest down
+                except SchemaragError as exc:
                     log.error("cannot open %s/%s: %s", tenant or "-", db, exc)
+                    failed[(tenant, db)] = str(exc)
         Embedder.get(self.model).query_embed(["warm up"])  # load ONNX now, not on the first request
-        return opened
+        return opened, failed
 
     # ------------------------------------------------------------------ operations
     def databases(self, principal: Principal) -> list[dict[str, Any]]:

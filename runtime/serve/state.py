@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -83,17 +84,31 @@ class ServerState:
         self.ready = False
         self.opened: list[dict[str, Any]] = []
         self.warm_error = ""
+        self.failed: dict[tuple[str | None, str], str] = {}
+        self._warm_lock = threading.Lock()
 
     def tenants(self) -> list[str | None]:
         """Namespaces to open at start: the keys' tenants, or the default one when unkeyed."""
         return self.keys.tenants if len(self.keys) else [None]
 
     def warm(self) -> None:
+        """Open everything; ready when every index opened (a later call retries the failures,
+        so publishing a good version makes a server ready without a restart)."""
+        with self._warm_lock:  # readiness probes may retry concurrently
+            self._warm()
+
+    def _warm(self) -> None:
         try:
-            opened = self.service.warm(self.tenants())
-            self.opened = [{"tenant": t, "database": d, "artifact_key": k} for t, d, k in opened]
-            self.ready = True
-            log.info("ready: %d database(s) opened, embedding model loaded", len(opened))
+            only = set(self.failed) if self.failed else None
+            opened, failed = self.service.warm(self.tenants(), only)
+            done = {(o["tenant"], o["database"]) for o in self.opened}
+            self.opened += [
+                {"tenant": t, "database": d, "artifact_key": k} for t, d, k in opened if (t, d) not in done
+            ]
+            self.failed = failed
+            self.warm_error = "; ".join(f"{t or '-'}/{d}: {e}" for (t, d), e in failed.items())
+            self.ready = not failed
+            log.info("%d database(s) opened, %d failed; embedding model loaded", len(opened), len(failed))
         except Exception as exc:  # readiness reports it; liveness stays up for the operator
             self.warm_error = f"{type(exc).__name__}: {exc}"
             log.exception("warm-up failed")

@@ -122,8 +122,11 @@ async def wait_ready(base: str, proc: subprocess.Popen, timeout: float = 300) ->
             if proc.poll() is not None:
                 raise SystemExit(f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
             try:
-                if (await client.get(f"{base}/readyz")).status_code == 200:
+                ready = await client.get(f"{base}/readyz")
+                if ready.status_code == 200:
                     return
+                if ready.json().get("error"):
+                    raise SystemExit(f"server not ready: {ready.json()['error']}")
             except httpx.TransportError:
                 pass
             await asyncio.sleep(0.3)
