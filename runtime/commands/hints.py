@@ -43,7 +43,9 @@ def missing_index_message(db: str, artifacts: Path, tenant: str | None, data: Pa
             return head + suggestion
         listed = f" (tenants: {', '.join(known)})" if known else ""
         return f"{head}{listed}; build it with `schemarag build --tenant {tenant}`"
-    owners = [t for t in tenants_publishing(artifacts, db) if t != tenant]
+    # Only an unscoped call learns which tenant owns a database: a call made as one tenant gets
+    # the same answer as for a nonexistent database (tenancy is a boundary, SECURITY.md).
+    owners = tenants_publishing(artifacts, db) if tenant is None else []
     if owners:
         return f"{head}; it exists under tenant {owners[0]!r}: add --tenant {owners[0]}"
     if tenant is not None and db in published_databases(artifacts):

@@ -176,5 +176,6 @@ def test_retrieve_and_validate_commands_stay_in_the_tenant(
     out = capsys.readouterr()
     assert code == 2 and "valid (" not in out.out and "chunk" not in out.out.lower()
     owner = "globex" if tenant == "acme" else "acme"
+    assert f"tenant {owner!r}" not in out.err  # a scoped caller is not told which tenant owns it
     assert main([*command, *where, "--tenant", owner, "--db", other_db, arg]) == 0  # its owner may
     capsys.readouterr()
