@@ -1,4 +1,4 @@
-"""Run the docstring examples of every runtime, build-library and tools module (they are part of the public docs).
+"""Run the docstring examples of every runtime, build-library and tools module (public docs).
 
 Collected explicitly rather than with ``--doctest-modules`` so pytest never imports the
 per-directory ``conftest.py`` files a second time as plain modules.
