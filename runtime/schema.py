@@ -81,8 +81,9 @@ class ForeignKey(BaseModel):
     table: str
     column: str
     # True for a join inferred at build time from names/types (no declared constraint): the
-    # DDL renders it as a comment, so the generator knows it is a guess.
-    inferred: bool = False
+    # DDL renders it as a comment, so the generator knows it is a guess. Left out of dumps when
+    # False, so schemas and snapshots without inference serialise exactly as before.
+    inferred: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class Column(BaseModel):
@@ -115,8 +116,8 @@ class Table(BaseModel):
     columns: list[Column] = Field(min_length=1)
     row_count: int | None = None
     # The source database of this table when the datasource pools several (a union): routing
-    # reads membership from here, never from a naming convention.
-    database: str | None = None
+    # reads membership from here, never from a naming convention. Left out of dumps when unset.
+    database: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _unique_columns(self) -> Table:

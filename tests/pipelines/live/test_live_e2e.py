@@ -30,8 +30,11 @@ def top_titles(retriever: Retriever, question: str, k: int = 3) -> list[str]:
 
 
 def opened(artifacts: Path) -> Retriever:
-    """The tenant's retriever, re-reading CURRENT now (the CLI resets the shared refresh interval)."""
-    return Retriever.open("shop", artifacts, tenant="acme", refresh_seconds=0)
+    """The tenant's retriever, switched to the published version now (a running service picks a
+    new version up in the background; a test must not race that)."""
+    retriever = Retriever.open("shop", artifacts, tenant="acme", refresh_seconds=0)
+    retriever.refresh()
+    return retriever
 
 
 def build(data: Path, artifacts: Path, ds: Path):
