@@ -1,10 +1,9 @@
-"""Naming conventions the index relies on: join-like column names and union table prefixes.
+"""Naming conventions the index relies on: join-like column names.
 
 The artifact reader derives per-version lookups from these once, when a version is opened,
 and table ranking uses them too; they live here, below both, so neither imports the other.
+(Union membership is data, ``Table.database``, never a naming convention.)
 
->>> source_of("california_schools__schools"), source_of("orders")
-('california_schools', '')
 >>> join_like("CustomerID"), join_like("customer_id"), join_like("tid"), join_like("name")
 (True, True, False, False)
 """
