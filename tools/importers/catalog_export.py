@@ -282,10 +282,7 @@ def import_catalog_export(
         ],
     )
     report.files += write_database(db, out, all_columns_in_docs=False)
-    report.databases.append(db.name)
-    report.tables = len(db.tables)
-    report.columns = sum(len(t.columns) for t in db.tables)
-    report.foreign_keys = len(db.foreign_keys())
+    report.add(db)
     for warning in report.warnings:
         log.warning("%s", warning)
     return report

@@ -37,6 +37,13 @@ class ImportReport:
     files: int = 0
     warnings: list[str] = field(default_factory=list)
 
+    def add(self, db: Database) -> None:
+        """Count one written database (every importer reports the same way)."""
+        self.databases.append(db.name)
+        self.tables += len(db.tables)
+        self.columns += sum(len(t.columns) for t in db.tables)
+        self.foreign_keys += len(db.foreign_keys())
+
 
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
@@ -182,10 +189,7 @@ def import_catalog(
         report.files += write_database(db, out)
         members = [m.name for m in built] if union is not None else [db.name]
         write_inputs(out, db.name, {m: inputs[m] for m in members})
-        report.databases.append(db.name)
-        report.tables += len(db.tables)
-        report.columns += sum(len(t.columns) for t in db.tables)
-        report.foreign_keys += len(db.foreign_keys())
+        report.add(db)
     for warning in report.warnings:
         log.warning("%s", warning)
     return report

@@ -70,10 +70,7 @@ def import_dbt(
         f"{sources_n} source tables).",
     )
     report.files += write_database(db, out, lineage_sections(relations))
-    report.databases.append(db.name)
-    report.tables = len(db.tables)
-    report.columns = sum(len(t.columns) for t in db.tables)
-    report.foreign_keys = len(db.foreign_keys())
+    report.add(db)
     for warning in report.warnings:
         log.warning("%s", warning)
     return report
