@@ -62,4 +62,6 @@ class LRU(Generic[K, V]):
             return list(self._data)
 
     def __len__(self) -> int:
-        return len(self._data)
+        # under the lock: ``put`` briefly holds maxsize + 1 entries before trimming
+        with self._lock:
+            return len(self._data)

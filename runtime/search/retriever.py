@@ -26,6 +26,7 @@ import functools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -41,6 +42,7 @@ from schemarag.runtime.schema import Database
 from schemarag.runtime.search.chunk_scores import METHODS, question_windows, score_windows
 from schemarag.runtime.search.embedding import Embedder, ModelSpec
 from schemarag.runtime.search.lru import LRU
+from schemarag.runtime.search.model_catalog import index_model_spec
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import rank_tables_from_scores
@@ -100,10 +102,12 @@ class Retriever:
         self.root = root
         self.db = db
         self.tenant = tenant
-        self.embedder = Embedder.get(model)
+        self.embedder = Embedder.get(index_model_spec(root, model))  # the index's own encoder
         self._limit_blas_threads()
         self.calibration = calibration
         self._qcache: LRU[str, np.ndarray] = LRU(QUERY_CACHE_SIZE)  # query vectors: model-only, any version
+        # Called with True/False on every query-vector cache lookup (a server's hit-ratio metric).
+        self.on_query_cache: Callable[[bool], None] | None = None
         # No callback refers back to self: a Retriever dropped from the registry is freed (and
         # its maps closed) by reference counting, not at some later garbage collection.
         opener = functools.partial(
@@ -202,6 +206,8 @@ class Retriever:
         """Query vectors, one per window; LRU-cached per question."""
         key = "\x1e".join(windows)
         hit = self._qcache.get(key)
+        if self.on_query_cache is not None:
+            self.on_query_cache(hit is not None)
         if hit is not None:
             return hit
         vecs = self.embedder.query_embed(list(windows))

@@ -27,7 +27,7 @@ from schemarag.runtime.paths import database_artifacts
 from schemarag.runtime.search.embedding import Embedder, ModelSpec
 from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult
-from schemarag.runtime.search.retriever import PinnedIndex, Retriever, max_open_indexes, question_windows
+from schemarag.runtime.search.retriever import PinnedIndex, Retriever, max_open_indexes
 from schemarag.runtime.serve.keys import Principal
 
 log = logging.getLogger(__name__)
@@ -123,6 +123,7 @@ class SchemaService:
         )
         if not self.query_cache:
             r.query_cache_size = 0
+        r.on_query_cache = self.observer.cache_lookup
         return r
 
     def warm(
@@ -164,12 +165,6 @@ class SchemaService:
         self, pinned: PinnedIndex, question: str, top_k: int | None, threshold: float | None
     ) -> RetrievalResult:
         """Search one pinned version (chunks, DDL and schema of a response always agree)."""
-        r = pinned.retriever
-        if self.observer.cache_lookup is not None:
-            # the retriever keys its query-vector cache by the joined windows; no public counter yet
-            cache = getattr(r, "_qcache", None)
-            hit = cache is not None and cache.get("\x1e".join(question_windows(question))) is not None
-            self.observer.cache_lookup(hit)
         return pinned.search(question, top_k=top_k, relevance_threshold=threshold, debug=True)
 
     def retrieve(

@@ -102,3 +102,19 @@ def test_query_cache_is_bounded(tiny: tuple[Path, Path]) -> None:
     r.query_cache_size = 0
     assert len(r._qcache) == 0
     r.query_cache_size = 2048
+
+
+def test_query_cache_hook_reports_hits_and_misses(tiny: tuple[Path, Path]) -> None:
+    """The server's hit-ratio metric comes from this public hook, not the private cache."""
+    _, artifacts = tiny
+    r = Retriever.open("shop", artifacts=artifacts)
+    r.clear_query_cache()
+    seen: list[bool] = []
+    r.on_query_cache = seen.append
+    try:
+        r.search("loyalty tier of gold customers")
+        r.search("loyalty tier of gold customers")
+        r.score_chunks("loyalty tier of gold customers", method="bm25")  # no vector, no lookup
+    finally:
+        r.on_query_cache = None
+    assert seen == [False, True]
