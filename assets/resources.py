@@ -13,7 +13,7 @@ import dagster as dg
 from schemarag.assets.lib.datasources.config import datasources_path
 from schemarag.runtime.artifact.remote import is_remote, local_artifacts
 from schemarag.runtime.paths import data_dir
-from schemarag.runtime.search.embedding import DEFAULT_DIMENSION, DEFAULT_MODEL_NAME, Embedder, ModelSpec
+from schemarag.runtime.search.embedding import Embedder, ModelSpec
 
 
 class IndexPaths(dg.ConfigurableResource):
@@ -50,11 +50,14 @@ class IndexPaths(dg.ConfigurableResource):
 
 
 class EmbeddingModel(dg.ConfigurableResource):
-    """The passage-embedding model (fastembed, offline). ``model_dir=None`` = the packaged default."""
+    """The passage-embedding model (offline). ``model_name``: a catalogue name or alias
+    (``schemarag.runtime.search.model_catalog``; None = ``$SCHEMARAG_EMBEDDING_MODEL``, else
+    all-MiniLM-L6-v2); ``model_dir=None`` = the catalogue's folder; ``dimension=None`` = the
+    catalogue's. The chosen model's identity goes into every manifest and key."""
 
-    model_name: str = DEFAULT_MODEL_NAME
+    model_name: str | None = None
     model_dir: str | None = None
-    dimension: int = DEFAULT_DIMENSION
+    dimension: int | None = None
 
     def embedder(self) -> Embedder:
         return Embedder.get(

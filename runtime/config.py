@@ -48,6 +48,9 @@ class RuntimeSettings(BaseSettings):
     schemarag_refresh_seconds: float = Field(2.0, ge=0)  # how often a retriever stats CURRENT
     schemarag_blas_threads: int = Field(1, ge=0)  # 0 = leave OpenBLAS alone
     schemarag_max_open_indexes: int = Field(32, ge=1)  # retrievers kept mapped per process
+    # the model a build embeds with (a model_catalog name or alias; default all-MiniLM-L6-v2);
+    # the query side always loads the model each index's manifest names
+    schemarag_embedding_model: str | None = None
     doc_retrieval_top_k: int | None = Field(None, ge=1)
     doc_relevance_threshold: float | None = Field(None, ge=0.0, le=1.0)
     enable_doc_retrieval: bool = True

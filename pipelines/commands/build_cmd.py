@@ -4,7 +4,7 @@ Databases whose content key is already published are reported ``unchanged`` befo
 is even imported: a no-op rebuild costs one hash of the inputs. Live datasources always go
 through Dagster, whose first step re-snapshots them; an unchanged fingerprint keeps the key.
 
-    schemarag build [--db X ...] [--tenant T] [--datasources FILE] [--force-dagster] [--jobs N]
+    schemarag build [--db X ...] [--tenant T] [--datasources FILE] [--model M] [--force-dagster] [--jobs N]
 
 ``--artifacts s3://bucket/prefix`` builds in a local cache copy and publishes to the bucket
 (docs/scale-out.md); runs are recorded in the Dagster instance ``schemarag ui`` opens.
@@ -31,7 +31,8 @@ from schemarag.runtime.artifact.remote import is_remote, local_artifacts
 from schemarag.runtime.errors import SchemaFileError, SchemaragError
 from schemarag.runtime.names import check_name
 from schemarag.runtime.paths import data_dir, list_databases, tenants
-from schemarag.runtime.search.embedding import Embedder
+from schemarag.runtime.search.embedding import Embedder, ModelSpec
+from schemarag.runtime.search.model_catalog import choices
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="datasources file of live databases (default: $SCHEMARAG_DATASOURCES or data/datasources.yaml)",
     )
     parser.add_argument(
+        "--model",
+        default=None,
+        help=f"embedding model: {choices()} (default: $SCHEMARAG_EMBEDDING_MODEL, else minilm-l6); "
+        "queries load the model each index was built with",
+    )
+    parser.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -74,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if not dbs:
         raise SchemaFileError(f"{data}: no <db>.json schema files found; check --data")
     start = time.perf_counter()
-    model = Embedder.get().identity
+    model = Embedder.get(ModelSpec(name=args.model)).identity
     tenant = check_name(args.tenant, "tenant") if args.tenant is not None else None
     if tenant is not None and not args.db:  # only that tenant's databases; say which were left out
         dbs, skipped = tenant_selection(dbs, tenant, data, args.datasources, set(tenants(artifacts)))
@@ -102,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if todo:
         if not args.quiet:
             _log(f"building {len(todo)} database(s) with Dagster: {', '.join(todo)}")
+        from schemarag.assets.resources import EmbeddingModel
         from schemarag.pipelines.build import build_databases
 
         bars = progress_enabled(args.quiet) and args.jobs <= 1  # --jobs N: steps run in other processes
@@ -114,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 tenant=tenant,
                 datasources=args.datasources,
                 jobs=max(1, args.jobs),
+                embedding_model=EmbeddingModel(model_name=args.model),
             )
         for r in reports:
             if not r.ok:

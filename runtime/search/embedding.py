@@ -28,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from schemarag.runtime.errors import EmbeddingModelError
+from schemarag.runtime.search.static_model import TABLE_FILE
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +46,33 @@ TOKENIZER_DIR = Path(__file__).resolve().parent / "model"
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Which model to load: a fastembed model name plus a local folder (or the packaged default)."""
+    """Which model to load: a catalogue name (``schemarag.runtime.search.model_catalog``) or a
+    fastembed model name plus a local folder.
 
-    name: str = DEFAULT_MODEL_NAME
-    model_dir: str | None = None  # folder with model.onnx + tokenizer files; None = packaged default
-    dimension: int = DEFAULT_DIMENSION
+    ``name=None`` means "not pinned": a build uses ``$SCHEMARAG_EMBEDDING_MODEL`` (default
+    all-MiniLM-L6-v2) and ``Retriever.open`` the model the index's manifest names.
+    ``dimension=None`` takes the catalogue's dimension (384 for a model it does not list)."""
+
+    name: str | None = None
+    model_dir: str | None = None  # folder with model.onnx + tokenizer files; None = catalogue's folder
+    dimension: int | None = None
     threads: int | None = None
+
+
+def resolve_spec(spec: ModelSpec | None = None) -> ModelSpec:
+    """``spec`` with name and dimension filled in; an unknown name without a folder is an error."""
+    from schemarag.runtime.config import runtime_settings
+    from schemarag.runtime.search.model_catalog import canonical_name, choices, known_model
+
+    spec = spec or ModelSpec()
+    name = canonical_name(spec.name or runtime_settings().schemarag_embedding_model or DEFAULT_MODEL_NAME)
+    known = known_model(name)
+    if known is None and spec.model_dir is None:
+        raise EmbeddingModelError(
+            f"unknown embedding model {name!r}; use one of {choices()}, or give its model folder"
+        )
+    dim = spec.dimension or (known.dimension if known else DEFAULT_DIMENSION)
+    return ModelSpec(name=name, model_dir=spec.model_dir, dimension=dim, threads=spec.threads)
 
 
 def _package_dir(module: str) -> Path:
@@ -139,16 +161,39 @@ class Embedder:
     _instances: ClassVar[dict[ModelSpec, Embedder]] = {}
     _lock = threading.Lock()
 
+    weights_file = "model.onnx"
+
+    def __new__(cls, spec: ModelSpec | None = None) -> Embedder:
+        """``Embedder(spec)`` of a static catalogue model is a :class:`StaticEmbedder`."""
+        from schemarag.runtime.search.model_catalog import known_model
+
+        known = known_model(resolve_spec(spec).name or "")
+        if cls is Embedder and known is not None and known.static:
+            cls = StaticEmbedder
+        return super().__new__(cls)
+
     def __init__(self, spec: ModelSpec | None = None) -> None:
-        self.spec = spec or ModelSpec()
-        folder = Path(self.spec.model_dir) if self.spec.model_dir else default_model_dir()
-        onnx = folder / "model.onnx"
-        if not onnx.is_file():
-            raise EmbeddingModelError(f"{folder}: no model.onnx; point the model folder at an ONNX export")
+        from schemarag.runtime.search.model_catalog import known_model
+
+        self.spec = resolve_spec(spec)
+        known = known_model(self.spec.name or "")
+        if self.spec.model_dir:
+            folder = Path(self.spec.model_dir)
+        else:
+            assert known is not None  # resolve_spec refused unknown names without a folder
+            folder = known.folder()
+        self.fastembed_name = known.fastembed_name if known else self.spec.name
+        weights = folder / self.weights_file
+        if not weights.is_file():
+            raise EmbeddingModelError(
+                f"{folder}: no {self.weights_file}; point the model folder at a {self.spec.name} export"
+            )
         self.model_dir = folder
-        self.checksum = file_sha256(onnx)
-        self.tokenizer_checksum = tokenizer_sha256(folder)
-        self.dimension = self.spec.dimension
+        self.checksum = file_sha256(weights)
+        # the catalogue's models all use the packaged tokenizer files; a custom folder its own
+        tok = folder if (folder / "tokenizer.json").is_file() else TOKENIZER_DIR
+        self.tokenizer_checksum = tokenizer_sha256(tok)
+        self.dimension = int(self.spec.dimension or DEFAULT_DIMENSION)
         self._model_obj = None  # loaded on first embed: computing a key needs only the checksum
 
     @property
@@ -158,7 +203,7 @@ class Embedder:
                 from fastembed import TextEmbedding
 
                 self._model_obj = TextEmbedding(
-                    self.spec.name,
+                    self.fastembed_name,
                     specific_model_path=str(self.model_dir),
                     threads=self.spec.threads,
                     cache_dir=str(Path(tempfile.gettempdir()) / "schemarag-fastembed"),
@@ -172,7 +217,7 @@ class Embedder:
     @classmethod
     def get(cls, spec: ModelSpec | None = None) -> Embedder:
         """Process-wide instance per spec: loading ONNX costs ~0.5 s, so do it once."""
-        spec = spec or ModelSpec()
+        spec = resolve_spec(spec)
         with cls._lock:
             inst = cls._instances.get(spec)
             if inst is None:
@@ -213,3 +258,27 @@ class Embedder:
 
     def query_embed(self, texts: list[str]) -> np.ndarray:
         return self._check(np.stack(list(self._model.query_embed(texts))))
+
+
+class StaticEmbedder(Embedder):
+    """The static token-table model (``schemarag.runtime.search.static_model``): no ONNX session
+    at query time, ~0.05 ms a question. Its ``onnx_sha256`` identity field is the table's SHA-256."""
+
+    weights_file = TABLE_FILE
+
+    @property
+    def _model(self):
+        if self._model_obj is None:
+            from schemarag.runtime.search.static_model import StaticEncoder
+
+            tok = self.model_dir if (self.model_dir / "tokenizer.json").is_file() else TOKENIZER_DIR
+            self._model_obj = StaticEncoder(self.model_dir / self.weights_file, tok / "tokenizer.json")
+        return self._model_obj
+
+    def passage_embed(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self._check(self._model.encode(texts))
+
+    def query_embed(self, texts: list[str]) -> np.ndarray:
+        return self._check(self._model.encode(texts))

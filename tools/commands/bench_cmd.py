@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, str] = {
     "calibration": "top-1 relevance of on-topic vs off-topic questions (is 0.3 a good threshold?)",
     "serve": "HTTP load test of a real `schemarag serve` process: throughput, p50/p95/p99, errors",
     "catalog": "warehouse-scale catalog: import, cold build columns/s, peak RSS, search p50/p95, rebuilds",
+    "embed": "embedding models side by side: query embedding p50/p95, passages/s, retrieval p50/p95",
 }
 
 

@@ -14,7 +14,7 @@ from retrieval_support import REPO, build, copy_database_artifacts, current_fold
 
 from schemarag.runtime.artifact.format import CURRENT
 from schemarag.runtime.errors import ManifestMismatchError
-from schemarag.runtime.search.embedding import ModelSpec
+from schemarag.runtime.search.embedding import ModelSpec, default_model_dir
 from schemarag.runtime.search.retriever import Retriever
 
 # sys.addaudithook cannot be removed, so one hook is installed per process and records only
@@ -123,9 +123,10 @@ def test_new_current_is_picked_up_without_restart(built_artifacts: Path, tmp_pat
 
 def test_different_model_name_is_a_manifest_mismatch(built_artifacts: Path) -> None:
     Retriever.open("ecommerce", artifacts=built_artifacts)  # the default model is fine
-    other = "BAAI/bge-small-en-v1.5"
+    other = "BAAI/bge-small-en-v1.5"  # not in the catalogue: it needs its folder (here the default's files)
+    spec = ModelSpec(name=other, model_dir=str(default_model_dir()))
     with pytest.raises(ManifestMismatchError) as info:
-        Retriever.open("ecommerce", artifacts=built_artifacts, model=ModelSpec(name=other))
+        Retriever.open("ecommerce", artifacts=built_artifacts, model=spec)
     msg = str(info.value)
     assert other in msg and "sentence-transformers/all-MiniLM-L6-v2" in msg
 
