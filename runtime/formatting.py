@@ -47,14 +47,49 @@ class TableDDL:
     fk_sql: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (column, constraint sql)
 
 
-def _data_type(col: Column, dialect: str):
+def _data_type(type_text: str, dialect: str):
     from sqlglot import exp
 
     try:
-        return exp.DataType.build(col.type or "TEXT", dialect=dialect)
+        return exp.DataType.build(type_text or "TEXT", dialect=dialect)
     except Exception:  # an exotic or vendor type: keep it verbatim as a user-defined type,
         # once it is known not to break out of its DDL line (schema load checks it too)
-        return exp.DataType.build(check_type_text(col.type or "TEXT"), udt=True)
+        return exp.DataType.build(check_type_text(type_text or "TEXT"), udt=True)
+
+
+# Rendering is cached per distinct piece: a warehouse repeats a few dozen types and a few
+# thousand column names across 100,000 columns, and parsing each type and generating each line
+# with sqlglot was most of a 2,000-table build's DDL time. The bounds keep memory flat.
+_PLACEHOLDER = "x"
+
+
+@lru_cache(maxsize=4096)
+def _column_tail(type_text: str, nullable: bool, dialect: str) -> str:
+    """What follows the column name in its DDL line (`` INT NOT NULL``): sqlglot renders a
+    column definition as name, then type and constraints, none of which depend on the name, so
+    the tail is rendered once per (type, nullability, dialect) behind a placeholder name."""
+    from sqlglot import exp
+
+    constraints = [] if nullable else [exp.ColumnConstraint(kind=exp.NotNullColumnConstraint())]
+    node = exp.ColumnDef(
+        this=exp.to_identifier(_PLACEHOLDER), kind=_data_type(type_text, dialect), constraints=constraints
+    )
+    sql = node.sql(dialect=dialect)
+    if not sql.startswith(_PLACEHOLDER):  # not how sqlglot lays out column definitions today
+        raise AssertionError(f"unexpected column definition layout from sqlglot: {sql!r}")
+    return sql[len(_PLACEHOLDER) :]
+
+
+@lru_cache(maxsize=1 << 17)
+def _ident_sql(name: str, dialect: str) -> str:
+    """``name`` as the dialect writes it in DDL (quoted only when needed)."""
+    return _ident(name, dialect).sql(dialect=dialect)
+
+
+def column_sql(col: Column, dialect: str) -> str:
+    """One column's DDL line (``"order" INT NOT NULL``), exactly as sqlglot renders the whole
+    ``ColumnDef`` (tested against it), from cached pieces."""
+    return _ident_sql(col.name, dialect) + _column_tail(col.type or "TEXT", col.nullable, dialect)
 
 
 def _restates(description: str, name: str) -> bool:
@@ -130,11 +165,7 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
 
     col_sql, comments = [], []
     for col in table.columns:
-        constraints = [] if col.nullable else [exp.ColumnConstraint(kind=exp.NotNullColumnConstraint())]
-        node = exp.ColumnDef(
-            this=_ident(col.name, dialect), kind=_data_type(col, dialect), constraints=constraints
-        )
-        col_sql.append(node.sql(dialect=dialect))
+        col_sql.append(column_sql(col, dialect))
         comments.append("" if _restates(col.description, col.name) else _one_line(col.description))
     pk = table.primary_key
     pk_sql = exp.PrimaryKey(expressions=[_ident(c, dialect) for c in pk]).sql(dialect=dialect) if pk else ""
@@ -147,8 +178,10 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
             this=exp.Schema(this=target, expressions=[_ident(col.foreign_key.column, dialect)])
         )
         node = exp.ForeignKey(expressions=[_ident(col.name, dialect)], reference=ref)
-        # an inferred join is a guess from names: say so (a block comment keeps the comma list valid)
-        note = " /* inferred from names, not declared */" if col.foreign_key.inferred else ""
+        # an inferred join is a guess (from names, or values found on the live database): say so;
+        # a block comment keeps the comma list valid
+        fk = col.foreign_key
+        note = f" /* inferred from {fk.evidence or 'names'}, not declared */" if fk.inferred else ""
         fks.append((col.name, node.sql(dialect=dialect) + note))
     keys = tuple(dict.fromkeys([*pk, *(c for c, _ in fks), *referenced]))
     return TableDDL(

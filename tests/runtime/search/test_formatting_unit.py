@@ -6,8 +6,22 @@ from __future__ import annotations
 import pytest
 
 from schemarag.runtime.errors import SchemaFileError
-from schemarag.runtime.formatting import TableDDL, assemble, format_full_schema, render_schema, render_table
-from schemarag.runtime.schema import Column, Database, Table, check_type_text, parse_schema
+from schemarag.runtime.formatting import (
+    TableDDL,
+    assemble,
+    column_sql,
+    format_full_schema,
+    render_schema,
+    render_table,
+)
+from schemarag.runtime.schema import (
+    SUPPORTED_DIALECTS,
+    Column,
+    Database,
+    Table,
+    check_type_text,
+    parse_schema,
+)
 
 ORDERS = TableDDL(
     name="orders",
@@ -105,3 +119,25 @@ def test_render_refuses_an_unchecked_injecting_type() -> None:
     table = Table.model_construct(name="t", columns=[col], description="")
     with pytest.raises(ValueError, match="could end the column"):
         render_table(table, "postgres")
+
+
+@pytest.mark.parametrize("dialect", SUPPORTED_DIALECTS)
+def test_cached_column_lines_equal_sqlglot_rendering_the_whole_definition(dialect: str) -> None:
+    """Column lines come from cached pieces (quoted name + type tail); they must be exactly what
+    sqlglot prints for the whole column definition, in every dialect."""
+    from sqlglot import exp
+
+    from schemarag.runtime.formatting import _data_type, _ident
+
+    names = ["id", "order", "select", "User Name", 'a"b', "Ünïcode", "CamelCase", "x", "_under", "1st"]
+    types = ["INTEGER", "NUMERIC(18,2)", "VARCHAR(20)", "TEXT", "TIMESTAMP", "enum('a','b')",
+             "STRUCT(a INT, b TEXT)", "ARRAY<INT>", "my_custom_type", "timestamp with time zone"]  # fmt: skip
+    for name in names:
+        for type_text in types:
+            for nullable in (True, False):
+                col = Column(name=name, type=type_text, nullable=nullable)
+                constraints = [] if nullable else [exp.ColumnConstraint(kind=exp.NotNullColumnConstraint())]
+                whole = exp.ColumnDef(
+                    this=_ident(name, dialect), kind=_data_type(type_text, dialect), constraints=constraints
+                ).sql(dialect=dialect)
+                assert column_sql(col, dialect) == whole, (name, type_text, nullable)

@@ -6,15 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from schemarag.runtime.commands.schema_source import resolve_schema
-from schemarag.runtime.formatting import _quote_needed, format_full_schema
+from schemarag.runtime.formatting import _ident_sql, _quote_needed, format_full_schema
 from schemarag.runtime.querygen.generator import prepare_prompt
 from schemarag.runtime.querygen.strategy import StrategyConfig
 
 
 def _renders() -> int:
-    """How often a table was rendered with sqlglot (every render consults this cache)."""
-    info = _quote_needed.cache_info()
-    return info.hits + info.misses
+    """How often a table was rendered with sqlglot (every render consults these caches)."""
+    return sum(info.hits + info.misses for info in (_quote_needed.cache_info(), _ident_sql.cache_info()))
 
 
 def test_prompts_use_the_pinned_pieces_without_rendering(tiny: tuple[Path, Path]) -> None:
