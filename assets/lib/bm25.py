@@ -43,7 +43,14 @@ def compute_bm25(chunks: list[Chunk]) -> BM25Statistics:
 
 
 def build_bm25(docs_tokens: list[list[str]], k1: float = K1, b: float = B) -> BM25Arrays:
-    """Precompute BM25 weights (Lucene idf, which is never negative)."""
+    """Precompute BM25 weights (Lucene idf, which is never negative).
+
+    Term ids are assigned in first-seen order (each document's distinct terms sorted); the
+    postings of a term list its documents in order. Only the counting is per document in
+    Python; the weights and the CSC layout are whole-array numpy (a stable sort by term keeps
+    the document order), with the same float64 operations, in the same order, as one posting
+    at a time, so the arrays are bit-identical to that.
+    """
     n_docs = len(docs_tokens)
     vocab: dict[str, int] = {}
     counts = [Counter(toks) for toks in docs_tokens]
@@ -52,20 +59,19 @@ def build_bm25(docs_tokens: list[list[str]], k1: float = K1, b: float = B) -> BM
             vocab.setdefault(term, len(vocab))
     lengths = np.array([len(t) for t in docs_tokens], dtype=np.float64)
     avgdl = float(lengths.mean()) if n_docs and lengths.sum() else 1.0
-    postings: list[list[tuple[int, float]]] = [[] for _ in vocab]
-    for doc_id, c in enumerate(counts):
-        norm = k1 * (1 - b + b * lengths[doc_id] / avgdl)
-        for term, tf in c.items():
-            postings[vocab[term]].append((doc_id, tf * (k1 + 1) / (tf + norm)))
-    df = np.array([len(p) for p in postings], dtype=np.float64)
+    sizes = np.fromiter((len(c) for c in counts), dtype=np.int64, count=n_docs)
+    total = int(sizes.sum())
+    term_ids = np.fromiter((vocab[t] for c in counts for t in c), dtype=np.int64, count=total)
+    tfs = np.fromiter((tf for c in counts for tf in c.values()), dtype=np.float64, count=total)
+    doc_ids = np.repeat(np.arange(n_docs, dtype=np.int64), sizes)
+    norm = k1 * (1 - b + b * lengths[doc_ids] / avgdl)
+    weights = tfs * (k1 + 1) / (tfs + norm)
+    df_int = np.bincount(term_ids, minlength=len(vocab))
+    df = df_int.astype(np.float64)
     idf = np.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+    order = np.argsort(term_ids, kind="stable")
     indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    indptr[1:] = np.cumsum(df).astype(np.int64)
-    indices = np.empty(int(indptr[-1]), dtype=np.int32)
-    data = np.empty(int(indptr[-1]), dtype=np.float32)
-    for t, plist in enumerate(postings):
-        s = indptr[t]
-        for j, (doc_id, w) in enumerate(plist):
-            indices[s + j] = doc_id
-            data[s + j] = w * idf[t]
+    indptr[1:] = np.cumsum(df_int)
+    indices = doc_ids[order].astype(np.int32)
+    data = (weights[order] * idf[term_ids[order]]).astype(np.float32)
     return BM25Arrays(indptr=indptr, indices=indices, data=data, idf=idf.astype(np.float32), vocab=vocab)

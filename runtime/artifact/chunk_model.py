@@ -7,7 +7,7 @@ across rebuilds and identical text never gets two IDs.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 CHUNK_TYPES: tuple[str, ...] = (
@@ -78,10 +78,12 @@ class Chunk:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with exactly :data:`CHUNK_FIELDS` as keys, in that order."""
-        raw = asdict(self)
+        # field by field, not dataclasses.asdict: that deep-copies every value, and the build
+        # converts every chunk of a 100,000-column warehouse (it was 1/4 of writing Parquet)
+        raw = {k: getattr(self, k) for k in CHUNK_FIELDS}
         raw["related_tables"] = list(self.related_tables)
         raw["keywords"] = list(self.keywords)
-        return {k: raw[k] for k in CHUNK_FIELDS}
+        return raw
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Chunk:

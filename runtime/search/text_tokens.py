@@ -130,41 +130,54 @@ def tokenize(text: str, optional: set[str] | None = None) -> list[str]:
     ``optional`` is given they are also added to it, so a query need not count them as unmatched.
     """
     out: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        parts = split_identifier(word)
-        if len(parts) > 1:
-            for part in parts:
-                low = part.lower()
-                if len(low) >= 2 or low.isdigit():
-                    out.append(_stem(low))
-            whole = [word.lower()]
-            if "_" not in word:  # camelCase also matches its snake_case spelling (createdAt ~ created_at)
-                whole.append("_".join(p.lower() for p in parts))
-            out.extend(whole)
-            if optional is not None:
-                optional.update(whole)
-            continue
-        low = word.lower()
-        if low in STOPWORDS or (len(low) < 2 and not low.isdigit()):
-            continue
-        out.append(_stem(low))
+    for word in _WORD.findall(text):
+        tokens, whole = _word_tokens(word)
+        out.extend(tokens)
+        if optional is not None and whole:
+            optional.update(whole)
     return out
+
+
+# Per-word results are cached: a warehouse build tokenizes millions of words, almost all of
+# them repeats of a few thousand column names (splitting and stemming each was 1/3 of BM25).
+@lru_cache(maxsize=1 << 16)
+def _word_tokens(word: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(tokens, whole-identifier forms)`` of one word (see :func:`tokenize`)."""
+    parts = split_identifier(word)
+    if len(parts) > 1:
+        out = []
+        for part in parts:
+            low = part.lower()
+            if len(low) >= 2 or low.isdigit():
+                out.append(_stem(low))
+        whole = [word.lower()]
+        if "_" not in word:  # camelCase also matches its snake_case spelling (createdAt ~ created_at)
+            whole.append("_".join(p.lower() for p in parts))
+        return (*out, *whole), tuple(whole)
+    low = word.lower()
+    if low in STOPWORDS or (len(low) < 2 and not low.isdigit()):
+        return (), ()
+    return (_stem(low),), ()
 
 
 def keywords(text: str, limit: int = 32) -> list[str]:
     """Distinct identifier-ish terms (lower-case, unstemmed) in first-seen order."""
     seen: dict[str, None] = {}
     for match in _WORD.finditer(text):
-        word = match.group(0)
-        parts = split_identifier(word)
-        candidates = [word.lower()] + ([p.lower() for p in parts] if len(parts) > 1 else [])
-        for cand in candidates:
-            if len(cand) >= 3 and cand not in STOPWORDS and not cand.isdigit():
-                seen.setdefault(cand, None)
+        for cand in _keyword_candidates(match.group(0)):
+            seen.setdefault(cand, None)
         if len(seen) >= limit:
             break
     return list(seen)[:limit]
+
+
+@lru_cache(maxsize=1 << 16)
+def _keyword_candidates(word: str) -> tuple[str, ...]:
+    """The keywords one word contributes: itself and its identifier parts, lower-cased, at
+    least 3 characters, not stopwords or numbers."""
+    parts = split_identifier(word)
+    candidates = [word.lower()] + ([p.lower() for p in parts] if len(parts) > 1 else [])
+    return tuple(c for c in candidates if len(c) >= 3 and c not in STOPWORDS and not c.isdigit())
 
 
 _BACKTICKED = re.compile(r"`([^`]{1,80})`|\"([^\"]{1,80})\"|\[([^\]]{1,80})\]")
