@@ -10,7 +10,15 @@ would dominate the build (~56 chunks/s on 2 cores), so the plan changes in two w
   index as part of the table's text;
 - a documented column is embedded as ``column\\n<its doc>`` without the table name, so the same
   column documented the same way in 300 tables (``created_at``: "When the row was created")
-  is embedded once; the table's own chunks say which tables match.
+  is embedded once; the table's own chunks say which tables match;
+- a table chunk is embedded as its name, description, column names and referenced tables
+  (:func:`table_embed_text`), not its stored text with every type and ``references x.y``
+  clause: those tripled the tokens (the model's cost is linear in tokens: ~1,700 per CPU-second
+  on 2 cores) and pushed 40% of warehouse tables past the model's 512-token window, so their
+  last columns were cut off anyway. Types and keys stay in the stored text, BM25 and the DDL.
+
+Which plan a build used is part of its key: :func:`plan_params` adds ``embed_plan`` to the
+build parameters of a scaled database only, so every smaller database keeps its key.
 
 Identical texts are embedded once whatever the size (:func:`unique_missing`).
 
@@ -27,7 +35,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from schemarag.runtime.artifact.chunk_model import Chunk
-from schemarag.runtime.schema import Database
+from schemarag.runtime.schema import Database, Table
+
+# 2: table chunks embedded as names only (table_embed_text). Version 1 (no key entry) embedded
+# their full text.
+EMBED_PLAN_VERSION = 2
 
 
 def full_text(chunk: Chunk) -> str:
@@ -47,18 +59,51 @@ def documented_columns(db: Database) -> Callable[[str | None, str | None], bool]
 
 
 def is_scaled(db: Database, threshold: int) -> bool:
-    return sum(len(t.columns) for t in db.tables) > threshold
+    return threshold > 0 and sum(len(t.columns) for t in db.tables) > threshold
+
+
+def plan_params(db: Database, threshold: int) -> dict[str, int]:
+    """Build parameters the plan adds to the key: ``{"embed_plan": N}`` for a scaled database,
+    nothing otherwise (so a database under the threshold keeps the key it always had)."""
+    return {"embed_plan": EMBED_PLAN_VERSION} if is_scaled(db, threshold) else {}
+
+
+def table_embed_text(table: Table) -> str:
+    """A table as the scaled plan embeds it: what it is called, what it holds, which columns it
+    has and which tables it points at, in words the model reads: no types or key clauses, and
+    ``_`` in column names read as spaces (the model's word pieces spend one token per ``_``).
+
+    >>> t = Table.model_validate({"name": "s.orders", "description": "One row per order.",
+    ...     "columns": [{"name": "id", "type": "BIGINT", "primary_key": True},
+    ...                 {"name": "user_id", "foreign_key": {"table": "s.users", "column": "id"}}]})
+    >>> print(table_embed_text(t))
+    Table s.orders: One row per order.
+    Columns: id, user id
+    References: s.users
+    """
+    lines = [f"Table {table.name}" + (f": {table.description}" if table.description else "")]
+    lines.append("Columns: " + ", ".join(c.name.replace("_", " ").strip() or c.name for c in table.columns))
+    refs = sorted({c.foreign_key.table for c in table.columns if c.foreign_key})
+    if refs:
+        lines.append("References: " + ", ".join(refs))
+    return "\n".join(lines)
 
 
 def embed_texts(
-    chunks: Sequence[Chunk], column_documented: Callable[[str | None, str | None], bool], scaled: bool
+    chunks: Sequence[Chunk],
+    column_documented: Callable[[str | None, str | None], bool],
+    scaled: bool,
+    table_texts: dict[str, str] | None = None,
 ) -> list[str | None]:
-    """The text to embed per chunk, ``None`` for a chunk left to BM25 alone."""
+    """The text to embed per chunk, ``None`` for a chunk left to BM25 alone. ``table_texts``
+    (scaled plans from version 2): the text of each table chunk, by table name."""
     if not scaled:
         return [full_text(c) for c in chunks]
     out: list[str | None] = []
     for c in chunks:
-        if c.chunk_type != "column" or not c.column:
+        if c.chunk_type == "table" and table_texts and c.table in table_texts:
+            out.append(table_texts[c.table])
+        elif c.chunk_type != "column" or not c.column:
             out.append(full_text(c))
         elif not column_documented(c.table, c.column):
             out.append(None)
@@ -80,6 +125,7 @@ def unique_missing(keys: Sequence[str | None], cached: dict) -> list[int]:
 def plan_for(chunks: Sequence[Chunk], db: Database, params: dict) -> list[str | None] | None:
     """The per-chunk texts for a build with ``params`` (None: embed every chunk's full text)."""
     threshold = int((params.get("chunking") or {}).get("embed_all_columns_up_to", 0) or 0)
-    if threshold <= 0 or not is_scaled(db, threshold):
+    if not is_scaled(db, threshold):
         return None
-    return embed_texts(chunks, documented_columns(db), scaled=True)
+    tables = {t.name: table_embed_text(t) for t in db.tables} if params.get("embed_plan", 1) >= 2 else None
+    return embed_texts(chunks, documented_columns(db), scaled=True, table_texts=tables)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemarag.assets.lib.chunking import ChunkingConfig, read_doc_bytes
+from schemarag.assets.lib.embed_plan import plan_params
 from schemarag.runtime.artifact.format import MANIFEST, compute_key
 from schemarag.runtime.errors import SchemaFileError
 from schemarag.runtime.paths import database_artifacts, docs_dir, schema_path
@@ -37,8 +38,13 @@ class SourceSnapshot:
     warnings: list[str] = field(default_factory=list)
 
 
-def build_params(chunking: ChunkingConfig) -> dict:
-    return {"chunking": json.loads(chunking.to_json()), "tokenizer": TOKENIZER_CONFIG}
+def build_params(chunking: ChunkingConfig, database: Database | None = None) -> dict:
+    """What the key hashes besides the inputs and the model; with ``database``, also the
+    embedding plan's version when the database is large enough to be embedded sparingly."""
+    params = {"chunking": json.loads(chunking.to_json()), "tokenizer": TOKENIZER_CONFIG}
+    if database is not None:
+        params |= plan_params(database, chunking.embed_all_columns_up_to)
+    return params
 
 
 def read_sources(
@@ -67,7 +73,7 @@ def read_sources(
         )
     ddir = docs_dir(data, db)
     docs, warnings = read_doc_bytes(ddir, chunking.max_doc_bytes)
-    params = build_params(chunking)
+    params = build_params(chunking, database)
     key = compute_key(raw, docs, params, model)
     inputs = {
         "schema": {"path": str(spath), "sha256": hashlib.sha256(raw).hexdigest()},

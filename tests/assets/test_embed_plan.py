@@ -6,7 +6,7 @@ import numpy as np
 
 from schemarag.assets.chunk_embeddings import embed_chunks, embed_text
 from schemarag.assets.lib.chunking import ChunkingConfig, chunk_database
-from schemarag.assets.lib.embed_plan import embed_texts, plan_for, unique_missing
+from schemarag.assets.lib.embed_plan import EMBED_PLAN_VERSION, embed_texts, plan_for, unique_missing
 from schemarag.assets.lib.inputs import build_params
 from schemarag.runtime.schema import Database
 from schemarag.runtime.search.embedding import Embedder
@@ -46,21 +46,47 @@ def test_small_databases_embed_every_chunk_as_before():
 def test_scaled_plan_skips_undocumented_columns_and_drops_table_names():
     db = _db()
     chunks = chunk_database(db, {}).chunks
-    plan = plan_for(chunks, db, build_params(ChunkingConfig(embed_all_columns_up_to=5)))
+    plan = plan_for(chunks, db, build_params(ChunkingConfig(embed_all_columns_up_to=5), db))
     assert plan is not None
     by_kind = {(c.table, c.chunk_type, c.column): text for c, text in zip(chunks, plan, strict=True)}
     assert by_kind[("s.t0", "column", "id")] is None  # undocumented: BM25 only
     assert by_kind[("s.t0", "column", "metric_0")] is None
     created = {by_kind[(f"s.t{i}", "column", "created_at")] for i in range(3)}
     assert created == {"created_at\nWhen the row was created."}  # one text for three tables
-    assert by_kind[("s.t1", "table", None)].startswith("s.t1: table\nTable s.t1: Table number 1")
+    assert by_kind[("s.t1", "table", None)] == (  # names only: no types or key clauses
+        "Table s.t1: Table number 1 of the warehouse.\nColumns: id, created at, metric 1"
+    )
+
+
+def test_only_scaled_databases_record_the_plan_in_their_key_params() -> None:
+    db = _db()
+    small = build_params(ChunkingConfig(), db)
+    assert "embed_plan" not in small and small == build_params(ChunkingConfig())  # keys unchanged
+    scaled = build_params(ChunkingConfig(embed_all_columns_up_to=5), db)
+    assert scaled["embed_plan"] == EMBED_PLAN_VERSION
+
+
+def test_a_version_1_plan_still_embeds_table_chunks_with_their_full_text() -> None:
+    """An artifact built before names-only table texts (no ``embed_plan`` in its params) is
+    reproduced exactly by a rebuild with its params."""
+    db = _db()
+    chunks = chunk_database(db, {}).chunks
+    v1 = {
+        k: v
+        for k, v in build_params(ChunkingConfig(embed_all_columns_up_to=5), db).items()
+        if k != "embed_plan"
+    }
+    plan = plan_for(chunks, db, v1)
+    assert plan is not None
+    tables = [(c, t) for c, t in zip(chunks, plan, strict=True) if c.chunk_type == "table"]
+    assert tables and all(t == embed_text(c) for c, t in tables)
 
 
 def test_unique_missing_and_zero_vectors_for_unplanned_chunks():
     assert unique_missing(["a", None, "b", "a", "c"], {"c": 1}) == [0, 2]
     db = _db()
     chunks = chunk_database(db, {}).chunks
-    plan = plan_for(chunks, db, build_params(ChunkingConfig(embed_all_columns_up_to=5)))
+    plan = plan_for(chunks, db, build_params(ChunkingConfig(embed_all_columns_up_to=5), db))
     embedder = Embedder.get()
     result = embed_chunks(chunks, embedder, None, plan=plan)
     embedded_texts = {t for t in plan if t is not None}
