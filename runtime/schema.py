@@ -21,7 +21,7 @@ import json
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -84,6 +84,9 @@ class ForeignKey(BaseModel):
     # DDL renders it as a comment, so the generator knows it is a guess. Left out of dumps when
     # False, so schemas and snapshots without inference serialise exactly as before.
     inferred: bool = Field(default=False, exclude_if=lambda v: not v)
+    # What an inferred join rests on: "values" (the child's values were found in the parent key
+    # on the live database) or "names" / unset (column and table names only). Left out when unset.
+    evidence: Literal["names", "values"] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Column(BaseModel):

@@ -45,6 +45,22 @@ class Sampling(BaseModel):
     timeout_ms: int = Field(default=5_000, ge=1, description="per-statement timeout")
 
 
+class JoinInference(BaseModel):
+    """Bounds on value-containment join inference (``infer_joins: values`` or ``both``).
+
+    Every check is a read-only, time-limited query over at most ``sample_values`` distinct child
+    values (themselves taken from at most ``sampling.scan_rows`` rows), so the cost per database
+    is at most ``max_pairs`` small queries plus one statistics query per candidate column.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    max_pairs: int = Field(default=300, ge=1, description="containment checks per database")
+    sample_values: int = Field(default=1000, ge=1, description="distinct child values checked per pair")
+    min_distinct: int = Field(
+        default=20, ge=1, description="distinct child values needed when the names do not relate"
+    )
+
+
 class DatasourceEntry(BaseModel):
     """One live database. ``connection`` is a file path (sqlite/duckdb) or a DSN / ``env:VAR``."""
 
@@ -61,6 +77,11 @@ class DatasourceEntry(BaseModel):
     allow_pii_samples: list[str] = Field(default_factory=list)
     on_permission_denied: Literal["error", "skip"] = "error"
     sampling: Sampling = Field(default_factory=Sampling)
+    # off: declared keys only (the default: inference reads data and changes the fingerprint);
+    # names: join_inference's name rules; values: containment checked on the data; both: values,
+    # then names for the columns the data could not decide.
+    infer_joins: Literal["off", "names", "values", "both"] = "off"
+    join_inference: JoinInference = Field(default_factory=JoinInference)
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
     _source: str = PrivateAttr(default="<datasources>")
 

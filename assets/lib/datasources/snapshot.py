@@ -32,6 +32,8 @@ from pydantic import ValidationError
 from schemarag.assets.lib.datasources.adapters.base import Adapter, RawTable
 from schemarag.assets.lib.datasources.config import DatasourceEntry
 from schemarag.assets.lib.datasources.pii import pii_reason
+from schemarag.assets.lib.datasources.value_joins import infer_value_joins
+from schemarag.assets.lib.join_inference import infer_foreign_keys
 from schemarag.runtime.errors import DatasourceError
 from schemarag.runtime.schema import Column, Database, ForeignKey, Table
 
@@ -46,6 +48,7 @@ class SnapshotResult:
     skipped_tables: list[str] = field(default_factory=list)
     pii_columns: list[str] = field(default_factory=list)  # "table.column (category)"
     dropped_foreign_keys: list[str] = field(default_factory=list)
+    inferred_joins: list[str] = field(default_factory=list)  # "t.col -> p.key (values|names)"
 
 
 def adapter_for(entry: DatasourceEntry) -> Adapter:
@@ -77,12 +80,21 @@ def structure(db: Database) -> dict[str, Any]:
                 "nullable": c.nullable,
                 "primary_key": c.primary_key,
                 "description": c.description,
-                "foreign_key": [c.foreign_key.table, c.foreign_key.column] if c.foreign_key else None,
+                "foreign_key": _fk_structure(c.foreign_key),
             }
             for c in t.columns
         ]
         tables.append({"name": t.name, "description": t.description, "columns": cols})
     return {"dialect": db.dialect, "tables": tables}
+
+
+def _fk_structure(fk: ForeignKey | None) -> list[str] | None:
+    """Declared: ``[table, column]`` as always; inferred: plus its evidence, so switching
+    ``infer_joins`` (or a join the data no longer supports) is a new version, while snapshots
+    without inference keep their fingerprint."""
+    if fk is None:
+        return None
+    return [fk.table, fk.column, "inferred", fk.evidence or "names"] if fk.inferred else [fk.table, fk.column]
 
 
 def fingerprint(db: Database) -> str:
@@ -99,10 +111,11 @@ def make_version(fp: str, when: dt.datetime | None = None) -> str:
 def take_snapshot(entry: DatasourceEntry, now: dt.datetime | None = None) -> SnapshotResult:
     """Connect, introspect, profile text columns, and build the versioned Database."""
     start = time.perf_counter()
-    result_info: dict[str, list[str]] = {"skipped": [], "pii": [], "fks": []}
+    result_info: dict[str, list[str]] = {"skipped": [], "pii": [], "fks": [], "inferred": []}
     with adapter_for(entry) as adapter:
         raw = _readable(entry, adapter.tables(), result_info["skipped"])
         tables = _build_tables(entry, adapter, raw, result_info)
+        tables = _infer_joins(entry, adapter, raw, tables, result_info["inferred"])
         dialect = adapter.dialect or entry.kind  # sqlalchemy: known only once connected
     if not tables:
         raise DatasourceError(
@@ -123,13 +136,52 @@ def take_snapshot(entry: DatasourceEntry, now: dt.datetime | None = None) -> Sna
     fp = fingerprint(db)
     db.schema_version = make_version(fp, now)
     return SnapshotResult(
-        db, fp, time.perf_counter() - start, result_info["skipped"], result_info["pii"], result_info["fks"]
+        db,
+        fp,
+        time.perf_counter() - start,
+        result_info["skipped"],
+        result_info["pii"],
+        result_info["fks"],
+        result_info["inferred"],
     )
 
 
 def snapshot_datasource(entry: DatasourceEntry) -> Database:
     """The snapshot as a Database with ``schema_version`` and ``tenant`` set (for the Dagster sensor)."""
     return take_snapshot(entry).database
+
+
+def _infer_joins(
+    entry: DatasourceEntry, adapter: Adapter, raw: list[RawTable], tables: list[Table], inferred: list[str]
+) -> list[Table]:
+    """Apply ``infer_joins``: values first (checked on the data), then names for columns still
+    without a join, except pairs the data refuted (checked and not contained)."""
+    if entry.infer_joins == "off" or not tables:
+        return tables
+    refuted: set[tuple[str, str, str, str]] = set()
+    if entry.infer_joins in ("values", "both"):
+        tables, report = infer_value_joins(entry, adapter, raw, tables)
+        refuted = report.refuted
+        inferred.extend(f"{j} (values)" for j in report.inferred)
+    if entry.infer_joins in ("names", "both"):
+        named = infer_foreign_keys(Database(name=entry.name, tables=tables)).tables
+        out = []
+        for before, after in zip(tables, named, strict=True):
+            columns = []
+            for old, new in zip(before.columns, after.columns, strict=True):
+                fk = new.foreign_key
+                if old.foreign_key is None and fk is not None:
+                    if (before.name, old.name, fk.table, fk.column) in refuted:
+                        new = old  # the data says no: the child has values the parent lacks
+                    else:
+                        new = new.model_copy(
+                            update={"foreign_key": fk.model_copy(update={"evidence": "names"})}
+                        )
+                        inferred.append(f"{before.name}.{old.name} -> {fk.table}.{fk.column} (names)")
+                columns.append(new)
+            out.append(after.model_copy(update={"columns": columns}))
+        tables = out
+    return tables
 
 
 def _readable(entry: DatasourceEntry, raw: list[RawTable], skipped: list[str]) -> list[RawTable]:
