@@ -5,23 +5,26 @@ Names alone (:mod:`schemarag.assets.lib.join_inference`) guess; the data can con
 But containment alone is weak evidence: a column holding ``{1, 2}`` is "contained" in every
 integer id column. So a candidate pair ``child.col -> parent.key`` must pass all of:
 
-* **a key on the parent side**: the parent column is the table's one-column primary key, or, for
-  a table without a primary key, a key-like column (``id``, ``<table>_id``) whose values the
-  query finds unique and non-null;
+* **a key on the parent side**: the parent column is its table's one-column primary key, or a
+  key-like column (``id``, ``uuid``, ``code``, ``*_id``, ``*Code``) whose values the query finds
+  unique and non-null;
 * **join-compatible types**: both integer, both text, or both uuid (no floats, dates, booleans);
 * **no declared FK** on the child column, which is not the parent column itself, nor its own
-  table's sole primary key unless the names relate (a one-to-one extension table);
-* **evidence beyond chance**: either the names relate (``orders.customer_id`` ~ ``customers``,
-  ``posts.owner_user_id`` ~ ``users``, or the same key name ``CustomerID`` on both sides), or
-  the child looks like a key (``*_id``, or a text column) *and* has at least ``min_distinct``
-  distinct values;
+  table's sole primary key unless it is a one-to-one extension (strongly named after the parent,
+  fewer rows);
+* **evidence beyond chance** (:func:`name_tier`): a *strong* name (``orders.customer_id`` ~
+  ``customers``, ``posts.owner_user_id`` ~ ``users``, the same key name ``CustomerID`` on both
+  sides) needs one value; a *weak* name (the parent table is a word of the child's name,
+  ``away_player_3`` ~ ``player``) or none at all needs ``min_distinct`` distinct values, and
+  without any name relation an integer child must look like a key (``*_id``): plain integers
+  (counts, years, ratings) fall inside id ranges all the time;
 * **containment**: every one of up to ``sample_values`` distinct non-null child values exists
   in the parent column (integer ranges are pre-checked with MIN/MAX, which saves most queries).
 
-Each child column then gets at most one parent: a pair whose names relate beats one whose names
-do not, a declared primary key beats a key found by query, and a tie at the top is ambiguous,
+Each child column then gets at most one parent: a stronger name tier wins, then a declared
+primary key beats a key found by query, and a tie at the top is ambiguous,
 so nothing is inferred (``orders.buyer_ref`` contained in both ``users.id`` and ``shops.id``).
-Pairs are checked named-first, at most ``max_pairs`` per database; every statement goes through
+Pairs are checked strongest names first, at most ``max_pairs`` per database; every statement goes through
 the adapter's ``query`` (read-only session, statement timeout) and a timeout skips that pair.
 """
 
@@ -35,7 +38,7 @@ from typing import Any
 
 from schemarag.assets.lib.datasources.adapters.base import Adapter, QueryTimeout, RawTable, quote_ident
 from schemarag.assets.lib.datasources.config import DatasourceEntry
-from schemarag.assets.lib.join_inference import _REF, _norm, _singular
+from schemarag.assets.lib.join_inference import _norm, _singular
 from schemarag.runtime.schema import Column, ForeignKey, Table
 
 log = logging.getLogger(__name__)
@@ -59,28 +62,53 @@ def type_class(col_type: str) -> str | None:
     return "uuid" if _UUID.search(low) else None
 
 
-def names_relate(child: str, parent_table: str, parent_col: str) -> bool:
-    """Does the child column's name point at the parent table or share its key's name?
+# join_inference's key suffixes plus "code" (``setCode`` -> ``sets.code``)
+_KEY_SUFFIX = re.compile(r"^(?P<stem>.+?)(?:_id|_key|id|Id|ID|_no|No|_code|Code)$")
+_KEY_NAMES = {"id", "uuid", "guid", "key", "code"}
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
-    >>> names_relate("customer_id", "customers", "id"), names_relate("OwnerUserId", "users", "Id")
-    (True, True)
-    >>> names_relate("CustomerID", "customers", "CustomerID"), names_relate("quantity", "items", "id")
-    (True, False)
+STRONG, WEAK, NONE = 2, 1, 0
+
+
+def _table_stem(table: str) -> str:
+    return _singular(_norm(table.rsplit(".", 1)[-1]))
+
+
+def name_tier(child: str, parent_table: str, parent_col: str) -> int:
+    """How strongly the child column's name points at ``parent_table.parent_col``.
+
+    ``STRONG``: ``<parent>_id`` (also ``owner_user_id`` -> ``users``) or the same key name on
+    both sides (``CustomerID``); ``WEAK``: the parent table is one word of the child's name
+    (``away_player_3`` -> ``player``, ``link_to_event`` -> ``event``) or both are called ``id``;
+    ``NONE`` otherwise. Weak and unrelated names need ``min_distinct`` values.
+
+    >>> name_tier("customer_id", "customers", "id"), name_tier("OwnerUserId", "users", "Id")
+    (2, 2)
+    >>> name_tier("CustomerID", "customers", "CustomerID"), name_tier("link_to_event", "event", "event_id")
+    (2, 1)
+    >>> name_tier("quantity", "items", "id"), name_tier("ID", "Patient", "ID")
+    (0, 1)
     """
-    if _norm(child) == _norm(parent_col) and _norm(parent_col) != "id":
-        return True
-    m = _REF.match(child)
-    if m is None:
-        return False
-    stem = _singular(_norm(m.group("stem")))
-    target = _singular(_norm(parent_table.rsplit(".", 1)[-1]))
-    return bool(target) and (stem == target or (len(target) >= 3 and stem.endswith(target)))
+    target = _table_stem(parent_table)
+    if _norm(child) == _norm(parent_col):
+        return WEAK if _norm(parent_col) == "id" else STRONG
+    m = _KEY_SUFFIX.match(child)
+    if m is not None and target:
+        stem = _singular(_norm(m.group("stem")))
+        if stem == target or (len(target) >= 3 and stem.endswith(target)):
+            return STRONG
+    words = {_singular(w.lower()) for w in _WORDS.findall(child)}
+    return WEAK if len(target) >= 3 and target in words else NONE
+
+
+def names_relate(child: str, parent_table: str, parent_col: str) -> bool:
+    """True when :func:`name_tier` is ``STRONG``."""
+    return name_tier(child, parent_table, parent_col) == STRONG
 
 
 def _key_like(name: str, table: str) -> bool:
-    """A column that could be its table's key: ``id`` or ``<table>_id`` (checked by query)."""
-    n = _norm(name)
-    return n == "id" or names_relate(name, table, "id")
+    """A column that could be a key: ``id``, ``uuid``, ``code``, ``*_id``, ``*Code`` (checked by query)."""
+    return _norm(name) in _KEY_NAMES or _KEY_SUFFIX.match(name) is not None
 
 
 @dataclass
@@ -131,33 +159,36 @@ class ValueJoinInference:
         parents = self._parents(tables)
         pairs = self._pairs(tables, parents)
         found: dict[tuple[str, str], list[tuple[tuple[int, int], _Parent]]] = {}
-        for named, child, parent in pairs:
+        for tier, child, parent in pairs:
             if self.report.pairs_checked >= self.settings.max_pairs:
                 self.report.pairs_over_cap += 1
                 continue
-            if not self._plausible(named, child, parent):
+            if not self._plausible(tier, child, parent):
                 continue
             if self._contained(child, parent):
-                rank = (int(named), int(parent.declared))
+                rank = (tier, int(parent.declared))
                 found.setdefault((child.table.name, child.column.name), []).append((rank, parent))
         return self._apply(tables, found)
 
     # -- candidates ---------------------------------------------------------------------------
 
     def _parents(self, tables: list[Table]) -> list[_Parent]:
+        """One-column primary keys, and key-like columns the query finds unique and non-null."""
         out = []
         for t in tables:
             pk = [c for c in t.columns if c.primary_key]
             if len(pk) == 1 and type_class(pk[0].type):
                 out.append(_Parent(t, self.sql_names[t.name], pk[0], type_class(pk[0].type) or "", True))
-            elif not pk:
-                for c in t.columns:
-                    kind = type_class(c.type)
-                    if kind and _key_like(c.name, t.name) and self._unique(t, c):
-                        out.append(_Parent(t, self.sql_names[t.name], c, kind, False))
+            for c in t.columns:
+                kind = type_class(c.type)
+                sole = len(pk) == 1 and pk[0] is c
+                if not kind or sole or c.foreign_key is not None or not _key_like(c.name, t.name):
+                    continue
+                if not self.entry.column_excluded(t.name, c.name) and self._unique(t, c):
+                    out.append(_Parent(t, self.sql_names[t.name], c, kind, False))
         return out
 
-    def _pairs(self, tables: list[Table], parents: list[_Parent]) -> list[tuple[bool, _Child, _Parent]]:
+    def _pairs(self, tables: list[Table], parents: list[_Parent]) -> list[tuple[int, _Child, _Parent]]:
         pairs = []
         for t in tables:
             sole_pk = [c.name for c in t.columns if c.primary_key]
@@ -169,13 +200,15 @@ class ValueJoinInference:
                 for p in parents:
                     if p.kind != kind or (p.table.name == t.name and p.column.name == c.name):
                         continue
-                    named = names_relate(c.name, p.table.name, p.column.name)
-                    if sole_pk == [c.name] and not named:
-                        continue  # two tables keyed 1..n are siblings, not parent and child
-                    if named or kind != "integer" or _REF.match(c.name):
-                        pairs.append((named, child, p))
-        # named pairs first, so the cap spends its queries on the likeliest joins
-        pairs.sort(key=lambda x: (not x[0], x[1].table.name, x[1].column.name, x[2].table.name))
+                    tier = name_tier(c.name, p.table.name, p.column.name)
+                    if sole_pk == [c.name] and not (tier == STRONG and _smaller(t, p.table)):
+                        # two tables keyed alike are siblings; a one-to-one extension table is
+                        # named after its parent and holds fewer rows
+                        continue
+                    if tier > NONE or kind != "integer" or _KEY_SUFFIX.match(c.name):
+                        pairs.append((tier, child, p))
+        # strongly named pairs first, so the cap spends its queries on the likeliest joins
+        pairs.sort(key=lambda x: (-x[0], x[1].table.name, x[1].column.name, x[2].table.name))
         return pairs
 
     # -- queries ------------------------------------------------------------------------------
@@ -221,10 +254,10 @@ class ValueJoinInference:
             parent.range = (rows[0][0], rows[0][1]) if rows else (None, None)
         return parent.range
 
-    def _plausible(self, named: bool, child: _Child, parent: _Parent) -> bool:
+    def _plausible(self, tier: int, child: _Child, parent: _Parent) -> bool:
         """Cheap filters before the containment query: empty, too few values, out of range."""
         self._child_info(child)
-        if child.distinct == 0 or (not named and child.distinct < self.settings.min_distinct):
+        if child.distinct == 0 or (tier < STRONG and child.distinct < self.settings.min_distinct):
             return False
         if child.kind != "integer":
             return True  # text order depends on the database collation: let the query decide
@@ -285,6 +318,10 @@ class ValueJoinInference:
                 columns.append(c)
             out.append(t.model_copy(update={"columns": columns}))
         return out
+
+
+def _smaller(child: Table, parent: Table) -> bool:
+    return child.row_count is not None and parent.row_count is not None and child.row_count < parent.row_count
 
 
 def infer_value_joins(
