@@ -195,3 +195,15 @@ def test_postgres_values_infers_contained_keys_only(make_entry, pg_admin, pg_sch
     snap = take_snapshot(entry)
     check_values_mode(snap.database)
     assert fingerprint(snap.database) == snap.fingerprint
+
+
+def test_duckdb_values_infers_contained_keys_only(make_entry, tmp_path: Path) -> None:
+    import duckdb
+
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        for stmt in shop_sql():
+            conn.execute(stmt)
+    check_values_mode(
+        take_snapshot(make_entry(kind="duckdb", connection=str(path), infer_joins="values")).database
+    )
