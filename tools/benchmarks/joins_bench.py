@@ -13,7 +13,8 @@ What this does not reproduce: orphans (real children whose parent row is missing
 containment), correlations between columns, and the real values of high-cardinality columns.
 Read the numbers as "the rules on realistic shapes", not as BIRD itself.
 
-    python -m schemarag.tools.benchmarks.joins_bench [--rows 2000] [--db NAME ...] [--json OUT] [--chart PNG]
+    schemarag bench joins [--rows 2000] [--db NAME ...] [--orphans 0.01] [--min-containment 0.95]
+                          [--json OUT] [--chart PNG]
 """
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--db", action="append", default=[], help="only these databases (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--orphans",
+        type=float,
+        default=0.0,
+        help="share of FK child rows whose parent is missing (default 0)",
+    )
+    parser.add_argument(
+        "--min-containment", type=float, default=1.0, help="join_inference.min_containment (default 1.0)"
+    )
     parser.add_argument("--json", dest="json_out", default=None, help="write the results here")
     parser.add_argument("--chart", default="reports/bench_joins.png", help="PNG chart of the results")
 
@@ -129,6 +139,16 @@ def _column_values(
     return values
 
 
+def _add_orphans(values: list[Any], share: float, rng: random.Random) -> None:
+    """Point ``share`` of the non-null rows at parents that do not exist (deleted, never loaded)."""
+    filled = [i for i, v in enumerate(values) if v is not None]
+    if not filled:
+        return
+    top = max((v for v in values if isinstance(v, int)), default=None)
+    for k, i in enumerate(rng.sample(filled, round(share * len(filled)))):
+        values[i] = top + 1 + k if isinstance(values[i], int) and top is not None else f"orphan-{k}"
+
+
 def gold_foreign_keys(spider: dict[str, Any]) -> set[tuple[str, str, str, str]]:
     """Declared single-column FKs ``(table, column, ref_table, ref_column)`` from ``dev_tables.json``."""
     tables = spider["table_names_original"]
@@ -152,7 +172,12 @@ def _q(name: str) -> str:
 
 
 def regenerate(
-    meta: dict[str, Any], gold: set[tuple[str, str, str, str]], path: Path, max_rows: int, seed: int
+    meta: dict[str, Any],
+    gold: set[tuple[str, str, str, str]],
+    path: Path,
+    max_rows: int,
+    seed: int,
+    orphans: float = 0.0,
 ) -> None:
     """Write a SQLite database shaped like ``meta``, declaring primary keys but no foreign keys."""
     rng = random.Random(f"{seed}:{meta['name']}")
@@ -196,7 +221,10 @@ def regenerate(
             for c in t["columns"]:
                 unique = pk == [c["name"]] or (c.get("unique_fraction") or 0) >= 0.999
                 nf = 0.0 if c["name"] in pk else float(c.get("null_fraction") or 0)
-                data.append(_column_values(pool_of(tname, c["name"]), n, nf, unique, rng))
+                values = _column_values(pool_of(tname, c["name"]), n, nf, unique, rng)
+                if orphans and (tname, c["name"]) in parent_of:
+                    _add_orphans(values, orphans, rng)
+                data.append(values)
             marks = ", ".join("?" for _ in t["columns"])
             conn.executemany(
                 f"INSERT OR IGNORE INTO {_q(tname)} VALUES ({marks})", list(zip(*data, strict=True))
@@ -225,7 +253,9 @@ def _prf(tp: int, predicted: int, gold: int) -> dict[str, float]:
     }
 
 
-def measure(bird: Path, max_rows: int, only: list[str], seed: int) -> dict[str, Any]:
+def measure(
+    bird: Path, max_rows: int, only: list[str], seed: int, orphans: float = 0.0, min_containment: float = 1.0
+) -> dict[str, Any]:
     from schemarag.assets.lib.datasources.config import parse_datasources
     from schemarag.assets.lib.datasources.snapshot import take_snapshot
 
@@ -241,7 +271,7 @@ def measure(bird: Path, max_rows: int, only: list[str], seed: int) -> dict[str, 
                 continue
             gold = gold_foreign_keys(spider[name])
             path = Path(tmp) / f"{name}.sqlite"
-            regenerate(meta, gold, path, max_rows, seed)
+            regenerate(meta, gold, path, max_rows, seed, orphans)
             gold_total += len(gold)
             row: dict[str, Any] = {"db": name, "gold": len(gold)}
             for mode in MODES:
@@ -254,6 +284,7 @@ def measure(bird: Path, max_rows: int, only: list[str], seed: int) -> dict[str, 
                                 "tenant": "bench",
                                 "connection": str(path),
                                 "infer_joins": mode,
+                                "join_inference": {"min_containment": min_containment},
                                 "sampling": {"enabled": False},
                             }
                         ]
@@ -282,7 +313,14 @@ def measure(bird: Path, max_rows: int, only: list[str], seed: int) -> dict[str, 
         m: {**totals[m], "gold": gold_total, **_prf(totals[m]["tp"], totals[m]["predicted"], gold_total)}
         for m in MODES
     }
-    return {"rows_cap": max_rows, "seed": seed, "databases": per_db, "overall": overall}
+    return {
+        "rows_cap": max_rows,
+        "seed": seed,
+        "orphans": orphans,
+        "min_containment": min_containment,
+        "databases": per_db,
+        "overall": overall,
+    }
 
 
 def chart(results: dict[str, Any], out: Path) -> Path:
@@ -304,7 +342,8 @@ def chart(results: dict[str, Any], out: Path) -> Path:
     ax.set_ylabel("precision / recall vs declared FKs")
     ax.set_title(
         "Inferred joins vs declared FKs\nBIRD dev databases regenerated from their statistics "
-        f"(rows capped near {results['rows_cap']})"
+        f"(rows capped near {results['rows_cap']}, orphans {results['orphans']:.0%}, "
+        f"min_containment {results['min_containment']})"
     )
     ax.title.set_fontsize(9)
     ax.legend(loc="upper left", ncol=2)
@@ -320,7 +359,7 @@ def run(args: argparse.Namespace) -> int:
     if not (bird / "dev_metadata.json").is_file():
         print(f"{bird}: no dev_metadata.json; pass --bird FOLDER", file=sys.stderr)
         return 2
-    results = measure(bird, args.rows, args.db, args.seed)
+    results = measure(bird, args.rows, args.db, args.seed, args.orphans, args.min_containment)
     print(f"{'database':28} {'gold':>4}  " + "  ".join(f"{m:>18}" for m in MODES))
     for row in results["databases"]:
         cells = "  ".join(

@@ -59,6 +59,9 @@ class JoinInference(BaseModel):
     min_distinct: int = Field(
         default=20, ge=1, description="distinct child values needed when the names do not relate"
     )
+    min_containment: float = Field(
+        default=1.0, gt=0, le=1, description="share of sampled child values found in the parent key"
+    )
 
 
 class DatasourceEntry(BaseModel):

@@ -19,7 +19,8 @@ integer id column. So a candidate pair ``child.col -> parent.key`` must pass all
   without any name relation an integer child must look like a key (``*_id``): plain integers
   (counts, years, ratings) fall inside id ranges all the time;
 * **containment**: every one of up to ``sample_values`` distinct non-null child values exists
-  in the parent column (integer ranges are pre-checked with MIN/MAX, which saves most queries).
+  in the parent column (integer ranges are pre-checked with MIN/MAX, which saves most queries),
+  or at least the share ``min_containment`` of them, for data with orphan rows.
 
 Each child column then gets at most one parent: a stronger name tier wins, then a declared
 primary key beats a key found by query, and a tie at the top is ambiguous,
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -259,8 +261,8 @@ class ValueJoinInference:
         self._child_info(child)
         if child.distinct == 0 or (tier < STRONG and child.distinct < self.settings.min_distinct):
             return False
-        if child.kind != "integer":
-            return True  # text order depends on the database collation: let the query decide
+        if child.kind != "integer" or self.settings.min_containment < 1:
+            return True  # text order depends on the collation; orphans may lie outside the range
         low, high = self._parent_range(parent) or (None, None)
         if low is None or child.range is None:
             return True
@@ -280,7 +282,7 @@ class ValueJoinInference:
         if rows is None:
             return False
         total, hits = (int(x or 0) for x in rows[0])
-        if total == 0 or hits < total:
+        if total == 0 or hits == 0 or hits < math.ceil(self.settings.min_containment * total):
             self._refute(child, parent)
             return False
         return True

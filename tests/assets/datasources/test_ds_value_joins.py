@@ -207,3 +207,19 @@ def test_duckdb_values_infers_contained_keys_only(make_entry, tmp_path: Path) ->
     check_values_mode(
         take_snapshot(make_entry(kind="duckdb", connection=str(path), infer_joins="values")).database
     )
+
+
+def test_sqlite_min_containment_tolerates_orphans(make_entry, sqlite_shop: Path) -> None:
+    with sqlite3.connect(sqlite_shop) as conn:  # 39 customers that exist and 1 that was deleted
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, customer_id INTEGER)")
+        conn.executemany("INSERT INTO invoices VALUES (?, ?)", [(i, i) for i in range(1, 40)] + [(40, 999)])
+
+    def found(**bounds: object) -> dict[str, tuple[str, bool, str | None]]:
+        entry = make_entry(
+            kind="sqlite", connection=str(sqlite_shop), infer_joins="values", join_inference=bounds
+        )
+        return joins(take_snapshot(entry).database)
+
+    assert "invoices.customer_id" not in found()  # strict by default: 999 has no customer
+    assert found(min_containment=0.95)["invoices.customer_id"] == ("customers.id", True, "values")
+    assert "returns.customer_id" not in found(min_containment=0.95)  # none of its values exist
