@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -74,6 +74,11 @@ def check_type_text(value: str) -> str:
     return value
 
 
+# A warehouse repeats a few dozen type strings across 100,000 columns: check each once (a failed
+# check raises, and exceptions are not cached, so a bad type is reported every time).
+_checked_type = lru_cache(maxsize=4096)(check_type_text)
+
+
 class ForeignKey(BaseModel):
     """A column-level reference ``table.column``."""
 
@@ -107,7 +112,7 @@ class Column(BaseModel):
     @field_validator("type")
     @classmethod
     def _type_text(cls, value: str) -> str:
-        return check_type_text(value)
+        return _checked_type(value)
 
 
 class Table(BaseModel):
@@ -137,8 +142,19 @@ class Table(BaseModel):
         return [c.name for c in self.columns if c.primary_key]
 
     def column(self, name: str) -> Column | None:
-        lname = name.lower()
-        return next((c for c in self.columns if c.name.lower() == lname), None)
+        """The column called ``name`` (any case). A map built on first use, not a scan per call:
+        chunking a doc looks up every documented column, quadratic on 1,500-column tables. The
+        map is rebuilt if ``columns`` was replaced or resized since (``model_copy(update=...)``
+        copies it along)."""
+        cols = self.columns
+        cached = self.__dict__.get("_columns_by_name")
+        if cached is None or cached[0] is not cols or len(cached[1]) != len(cols):
+            by_name: dict[str, Column] = {}
+            for c in cols:
+                by_name.setdefault(c.name.lower(), c)
+            cached = (cols, by_name)
+            self.__dict__["_columns_by_name"] = cached
+        return cached[1].get(name.lower())
 
 
 class Database(BaseModel):

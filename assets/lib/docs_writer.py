@@ -133,6 +133,19 @@ def _join_patterns(db: Database, table: Table, fks: FKIndex | None = None) -> tu
     return sorted(related), sorted(joins)
 
 
+def relationship_lines(db: Database, table: Table, fks: FKIndex | None = None) -> list[str]:
+    """The body of a generated ``## Relationships`` section: the foreign keys touching ``table``
+    (none: no section). The scaled embedding plan compares a doc's section with this to tell a
+    generated one (the schema restated) from one a person wrote."""
+    related, joins = _join_patterns(db, table, fks)
+    if not joins:
+        return []
+    return [
+        "- **Related tables:** " + ", ".join(related if related else [table.name]),
+        *(f"- **Join patterns:** `{j}`" for j in joins),
+    ]
+
+
 def render_table_doc(db: Database, table: Table, fks: FKIndex | None = None) -> str:
     """The full ``# Table: <name>`` document for one table (``fks``: :func:`fk_index` of ``db``,
     when rendering many tables)."""
@@ -141,12 +154,9 @@ def render_table_doc(db: Database, table: Table, fks: FKIndex | None = None) -> 
     )
     parts = [f"# Table: {table.name}", "", "## Purpose", purpose, "", "## Columns"]
     parts.extend(render_column(col) for col in table.columns)
-    related, joins = _join_patterns(db, table, fks)
-    if joins:
-        parts.append("## Relationships")
-        parts.append("- **Related tables:** " + ", ".join(related if related else [table.name]))
-        parts.extend(f"- **Join patterns:** `{j}`" for j in joins)
-        parts.append("")
+    relationships = relationship_lines(db, table, fks)
+    if relationships:
+        parts.extend(["## Relationships", *relationships, ""])
     notes = []
     if table.primary_key:
         notes.append("- **Primary key:** " + ", ".join(f"`{c}`" for c in table.primary_key))

@@ -15,7 +15,12 @@ would dominate the build (~56 chunks/s on 2 cores), so the plan changes in two w
   (:func:`table_embed_text`), not its stored text with every type and ``references x.y``
   clause: those tripled the tokens (the model's cost is linear in tokens: ~1,700 per CPU-second
   on 2 cores) and pushed 40% of warehouse tables past the model's 512-token window, so their
-  last columns were cut off anyway. Types and keys stay in the stored text, BM25 and the DDL.
+  last columns were cut off anyway. Types and keys stay in the stored text, BM25 and the DDL;
+- a relationship chunk whose text is exactly the section the docs writer generates from the
+  schema's foreign keys (:func:`~schemarag.assets.lib.docs_writer.relationship_lines`) gets no
+  vector, like an undocumented column: it restates the schema, which BM25 indexes and the
+  table chunks carry (a hub table's generated list of hundreds of joins was 30% of the tokens
+  embedded). A section a person wrote or edited differs from the generated one and is embedded.
 
 Which plan a build used is part of its key: :func:`plan_params` adds ``embed_plan`` to the
 build parameters of a scaled database only, so every smaller database keeps its key.
@@ -23,7 +28,8 @@ build parameters of a scaled database only, so every smaller database keeps its 
 Identical texts are embedded once whatever the size (:func:`unique_missing`).
 
 Example:
-    >>> from schemarag.runtime.artifact.chunk_model import Chunk
+    >>> from schemarag.assets.lib.docs_writer import fk_index, relationship_lines
+from schemarag.runtime.artifact.chunk_model import Chunk
     >>> c = Chunk(chunk_id="1", database="d", table="t", chunk_type="column", column="id",
     ...           text="t.id (INT)\\nRow id", title="t.id")
     >>> embed_texts([c], column_documented=lambda t, col: True, scaled=True)
@@ -34,11 +40,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from schemarag.assets.lib.docs_writer import fk_index, relationship_lines
 from schemarag.runtime.artifact.chunk_model import Chunk
 from schemarag.runtime.schema import Database, Table
 
-# 2: table chunks embedded as names only (table_embed_text). Version 1 (no key entry) embedded
-# their full text.
+# 2: table chunks embedded as names only (table_embed_text), generated relationship sections not
+# embedded. Version 1 (no key entry) embedded both with their full text.
 EMBED_PLAN_VERSION = 2
 
 
@@ -89,20 +96,30 @@ def table_embed_text(table: Table) -> str:
     return "\n".join(lines)
 
 
+def generated_relationships(db: Database) -> dict[str, str]:
+    """Table name -> the ``## Relationships`` body the docs writer generates for it."""
+    fks = fk_index(db)
+    return {t.name: "\n".join(relationship_lines(db, t, fks)) for t in db.tables}
+
+
 def embed_texts(
     chunks: Sequence[Chunk],
     column_documented: Callable[[str | None, str | None], bool],
     scaled: bool,
     table_texts: dict[str, str] | None = None,
+    generated: dict[str, str] | None = None,
 ) -> list[str | None]:
-    """The text to embed per chunk, ``None`` for a chunk left to BM25 alone. ``table_texts``
-    (scaled plans from version 2): the text of each table chunk, by table name."""
+    """The text to embed per chunk, ``None`` for a chunk left to BM25 alone. Scaled plans from
+    version 2 pass ``table_texts`` (each table chunk's text, by table name) and ``generated``
+    (:func:`generated_relationships`)."""
     if not scaled:
         return [full_text(c) for c in chunks]
     out: list[str | None] = []
     for c in chunks:
         if c.chunk_type == "table" and table_texts and c.table in table_texts:
             out.append(table_texts[c.table])
+        elif c.chunk_type == "relationship" and generated and _is_generated(c, generated):
+            out.append(None)
         elif c.chunk_type != "column" or not c.column:
             out.append(full_text(c))
         elif not column_documented(c.table, c.column):
@@ -111,6 +128,11 @@ def embed_texts(
             _, _, body = c.text.partition("\n")
             out.append(f"{c.column}\n{body}".strip())
     return out
+
+
+def _is_generated(chunk: Chunk, generated: dict[str, str]) -> bool:
+    body = chunk.text.partition("\n")[2]
+    return bool(body) and body == generated.get(chunk.table or "")
 
 
 def unique_missing(keys: Sequence[str | None], cached: dict) -> list[int]:
@@ -127,5 +149,9 @@ def plan_for(chunks: Sequence[Chunk], db: Database, params: dict) -> list[str | 
     threshold = int((params.get("chunking") or {}).get("embed_all_columns_up_to", 0) or 0)
     if not is_scaled(db, threshold):
         return None
-    tables = {t.name: table_embed_text(t) for t in db.tables} if params.get("embed_plan", 1) >= 2 else None
-    return embed_texts(chunks, documented_columns(db), scaled=True, table_texts=tables)
+    if params.get("embed_plan", 1) < 2:
+        return embed_texts(chunks, documented_columns(db), scaled=True)
+    tables = {t.name: table_embed_text(t) for t in db.tables}
+    return embed_texts(
+        chunks, documented_columns(db), scaled=True, table_texts=tables, generated=generated_relationships(db)
+    )

@@ -6,6 +6,7 @@ import numpy as np
 
 from schemarag.assets.chunk_embeddings import embed_chunks, embed_text
 from schemarag.assets.lib.chunking import ChunkingConfig, chunk_database
+from schemarag.assets.lib.docs_writer import render_table_doc
 from schemarag.assets.lib.embed_plan import EMBED_PLAN_VERSION, embed_texts, plan_for, unique_missing
 from schemarag.assets.lib.inputs import build_params
 from schemarag.runtime.schema import Database
@@ -96,3 +97,31 @@ def test_unique_missing_and_zero_vectors_for_unplanned_chunks():
         assert (norm == 0.0) if text is None else abs(norm - 1.0) < 1e-3
     rows = [i for i, t in enumerate(plan) if t == "created_at\nWhen the row was created."]
     assert len(rows) == 3 and np.array_equal(result.vectors[rows[0]], result.vectors[rows[2]])
+
+
+def test_generated_relationship_sections_get_no_vector_but_written_ones_do() -> None:
+    db = Database.model_validate(
+        {
+            "name": "wh",
+            "tables": [
+                {"name": "s.users", "columns": [{"name": "id", "primary_key": True}, {"name": "email"}]},
+                {
+                    "name": "s.orders",
+                    "columns": [
+                        {"name": "id", "primary_key": True},
+                        {"name": "user_id", "foreign_key": {"table": "s.users", "column": "id"}},
+                    ],
+                },
+            ],
+        }
+    )
+    docs = {f"{t.name}.md": render_table_doc(db, t) for t in db.tables}
+    docs["s.users.md"] = docs["s.users.md"].replace(
+        "## Relationships\n", "## Relationships\nEvery order belongs to the user who placed it.\n"
+    )
+    chunks = chunk_database(db, docs).chunks
+    plan = plan_for(chunks, db, build_params(ChunkingConfig(embed_all_columns_up_to=1), db))
+    assert plan is not None
+    rel = {c.table: text for c, text in zip(chunks, plan, strict=True) if c.chunk_type == "relationship"}
+    assert rel["s.orders"] is None  # exactly what the docs writer generates from the foreign key
+    assert rel["s.users"] is not None and "placed it" in rel["s.users"]  # a person wrote this

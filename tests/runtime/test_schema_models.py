@@ -10,7 +10,7 @@ import pytest
 
 from schemarag.runtime.errors import InvalidNameError, SchemaFileError
 from schemarag.runtime.names import check_name
-from schemarag.runtime.schema import Database, load_schema, parse_schema
+from schemarag.runtime.schema import Database, Table, load_schema, parse_schema
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -176,3 +176,13 @@ def test_check_name_rejects_unsafe_names(bad: str) -> None:
 def test_check_name_accepts_plain_names() -> None:
     assert check_name("ecommerce", "database") == "ecommerce"
     assert check_name("b2b_saas.v2-x", "database") == "b2b_saas.v2-x"
+
+
+def test_column_lookup_any_case_and_after_the_columns_change() -> None:
+    table = Table.model_validate({"name": "t", "columns": [{"name": "Id"}, {"name": "Email"}]})
+    assert table.column("id").name == "Id" and table.column("EMAIL").name == "Email"
+    assert table.column("missing") is None
+    copy = table.model_copy(update={"columns": table.columns[:1]})  # copies the lookup map along
+    assert copy.column("email") is None and copy.column("ID").name == "Id"
+    assert table == Table.model_validate(table.model_dump())  # the map is not part of the model
+    assert "_columns_by_name" not in table.model_dump()
