@@ -48,6 +48,7 @@ def live_schema_snapshot(context: AssetExecutionContext, index_paths: IndexPaths
             "docs_merged": dg.MetadataValue.json(result.merged),
             "skipped_tables": dg.MetadataValue.json(result.skipped_tables),
             "pii_columns": dg.MetadataValue.json(result.pii_columns),
+            "inferred_joins": dg.MetadataValue.json(result.inferred_joins),
             "snapshot_seconds": round(result.snapshot_seconds, 3),
         },
     )

@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{sum(len(t.columns) for t in db.tables)} columns, version {db.schema_version}, "
                 f"fingerprint {snap.fingerprint}, introspection {snap.seconds:.2f}s"
             )
+            for join in snap.inferred_joins:
+                print(f"  inferred join: {join}")
         return 0
     res = docs_init(entry, data_dir(args.data), force=args.force)
     state = "changed" if res.changed else "unchanged"
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         ("marked dropped", res.dropped_tables),
         ("skipped tables", res.skipped_tables),
         ("PII columns (not sampled)", res.pii_columns),
+        ("inferred joins", res.inferred_joins),
     ):
         if items:
             shown = ", ".join(items[:20]) + (f", ... ({len(items)} total)" if len(items) > 20 else "")

@@ -48,6 +48,7 @@ class DocsInitResult:
     dropped_tables: list[str] = field(default_factory=list)
     skipped_tables: list[str] = field(default_factory=list)
     pii_columns: list[str] = field(default_factory=list)
+    inferred_joins: list[str] = field(default_factory=list)  # "t.col -> p.key (values|names)"
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -113,6 +114,7 @@ def docs_init(
         total_seconds=0.0,
         skipped_tables=snap.skipped_tables,
         pii_columns=snap.pii_columns,
+        inferred_joins=snap.inferred_joins,
     )
     _write_docs(db, result)
     if result.json_written:

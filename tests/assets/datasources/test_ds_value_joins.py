@@ -223,3 +223,21 @@ def test_sqlite_min_containment_tolerates_orphans(make_entry, sqlite_shop: Path)
     assert "invoices.customer_id" not in found()  # strict by default: 999 has no customer
     assert found(min_containment=0.95)["invoices.customer_id"] == ("customers.id", True, "values")
     assert "returns.customer_id" not in found(min_containment=0.95)  # none of its values exist
+
+
+def test_docs_init_writes_inferred_joins_and_keeps_the_version(
+    make_entry, sqlite_shop: Path, tmp_path: Path
+) -> None:
+    from schemarag.assets.lib.datasources.docs_init import docs_init
+
+    entry = make_entry(kind="sqlite", connection=str(sqlite_shop), infer_joins="values")
+    first = docs_init(entry, tmp_path / "data")
+    assert first.json_written and "orders.customer_id -> customers.id (values)" in first.inferred_joins
+    written = json.loads(first.schema_file.read_text(encoding="utf-8"))
+    orders = next(t for t in written["tables"] if t["name"] == "orders")
+    assert (
+        next(c for c in orders["columns"] if c["name"] == "customer_id")["foreign_key"]["evidence"]
+        == "values"
+    )
+    again = docs_init(entry, tmp_path / "data")
+    assert not again.changed and again.version == first.version  # same data, same joins, same version
