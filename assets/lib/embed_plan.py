@@ -2,7 +2,7 @@
 
 Up to ``ChunkingConfig.embed_all_columns_up_to`` columns (every sample and benchmark database)
 every chunk is embedded as ``title + text``, exactly as before. Above it, one-vector-per-column
-would dominate the build (~56 chunks/s on 2 cores), so the plan changes in two ways:
+would dominate the build (~56 chunks/s on 2 cores), so the plan changes:
 
 - a column chunk of a column with no description, value description or sample values gets no
   vector (a zero row: dense similarity 0). Its name is still in the BM25 index (its own chunk,
@@ -28,8 +28,7 @@ build parameters of a scaled database only, so every smaller database keeps its 
 Identical texts are embedded once whatever the size (:func:`unique_missing`).
 
 Example:
-    >>> from schemarag.assets.lib.docs_writer import fk_index, relationship_lines
-from schemarag.runtime.artifact.chunk_model import Chunk
+    >>> from schemarag.runtime.artifact.chunk_model import Chunk
     >>> c = Chunk(chunk_id="1", database="d", table="t", chunk_type="column", column="id",
     ...           text="t.id (INT)\\nRow id", title="t.id")
     >>> embed_texts([c], column_documented=lambda t, col: True, scaled=True)
