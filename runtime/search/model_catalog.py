@@ -32,6 +32,7 @@ from schemarag.runtime.search.embedding import (
     ModelSpec,
     default_model_dir,
 )
+from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.static_model import STATIC_DIMENSION, STATIC_MODEL_NAME, static_model_dir
 
 L3_MODEL_NAME = "sentence-transformers/paraphrase-MiniLM-L3-v2"
@@ -55,6 +56,8 @@ class KnownModel:
     # fastembed selects pooling/normalisation by name; models it does not list run as the
     # listed model with the same pooling (mean over the attention mask, then L2)
     fastembed_name: str = DEFAULT_MODEL_NAME
+    # where this model's cosines of unrelated and of matching text lie (scoring.Calibration)
+    calibration: Calibration = DEFAULT_CALIBRATION
 
 
 def l3_model_dir() -> Path:
@@ -103,12 +106,26 @@ def l3_model_dir() -> Path:
     return target
 
 
+# A static model's cosines sit higher: mean-pooled token rows share a common direction. On the
+# bundled sample questions (data/questions, not BIRD), off-topic question/chunk pairs have a
+# 95th-percentile cosine of 0.404 (MiniLM-L6: 0.113) and on-topic questions a median top-1
+# cosine of 0.741 (MiniLM-L6: 0.618); the L6 floor (0.15) and full (0.70) moved by those
+# differences give 0.44 and 0.82 (docs/embedding-model.md, "Model comparison").
+STATIC_CALIBRATION = replace(DEFAULT_CALIBRATION, cos_floor=0.44, cos_full=0.82)
+
 MODELS: dict[str, KnownModel] = {
     m.name: m
     for m in (
         KnownModel(DEFAULT_MODEL_NAME, "minilm-l6", 384, False, default_model_dir),
         KnownModel(L3_MODEL_NAME, "minilm-l3", 384, False, l3_model_dir),
-        KnownModel(STATIC_MODEL_NAME, "minilm-l6-static", STATIC_DIMENSION, True, static_model_dir),
+        KnownModel(
+            STATIC_MODEL_NAME,
+            "minilm-l6-static",
+            STATIC_DIMENSION,
+            True,
+            static_model_dir,
+            calibration=STATIC_CALIBRATION,
+        ),
     )
 }
 ALIASES = {m.alias: m.name for m in MODELS.values()}
@@ -121,6 +138,12 @@ def canonical_name(name: str) -> str:
 
 def known_model(name: str) -> KnownModel | None:
     return MODELS.get(canonical_name(name))
+
+
+def calibration_for(name: str | None) -> Calibration:
+    """The relevance calibration of a catalogue model (the default's for any other model)."""
+    known = known_model(name) if name else None
+    return known.calibration if known else DEFAULT_CALIBRATION
 
 
 def choices() -> str:

@@ -42,7 +42,7 @@ from schemarag.runtime.schema import Database
 from schemarag.runtime.search.chunk_scores import METHODS, question_windows, score_windows
 from schemarag.runtime.search.embedding import Embedder, ModelSpec
 from schemarag.runtime.search.lru import LRU
-from schemarag.runtime.search.model_catalog import index_model_spec
+from schemarag.runtime.search.model_catalog import calibration_for, index_model_spec
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import rank_tables_from_scores
@@ -104,7 +104,10 @@ class Retriever:
         self.tenant = tenant
         self.embedder = Embedder.get(index_model_spec(root, model))  # the index's own encoder
         self._limit_blas_threads()
-        self.calibration = calibration
+        # the default calibration means "the model's own" (a static model's cosines sit higher)
+        self.calibration = (
+            calibration_for(self.embedder.spec.name) if calibration is DEFAULT_CALIBRATION else calibration
+        )
         self._qcache: LRU[str, np.ndarray] = LRU(QUERY_CACHE_SIZE)  # query vectors: model-only, any version
         # Called with True/False on every query-vector cache lookup (a server's hit-ratio metric).
         self.on_query_cache: Callable[[bool], None] | None = None

@@ -3,10 +3,12 @@
 Per model (``--models``, catalogue names or aliases):
 
 * **query embedding**: one question per call, one ONNX thread (``ModelSpec(threads=1)``, what
-  ``schemarag serve`` uses), p50/p95 over ``--repeats`` calls after a warm-up;
+  ``schemarag serve`` uses), p50/p95 over ``--repeats`` calls after a warm-up, wall time and
+  the calling thread's CPU time (one ONNX thread runs on the caller: on a shared machine the CPU
+  time is the steadier figure, and it is what bounds a server's requests per core);
 * **batch-8 query embedding**: ms per question when 8 questions share one call;
-* **passage throughput**: chunk texts per second with the build's settings (default threads,
-  batch 16), on the chunk texts of the first ``--passages`` questions' databases or the questions;
+* **passage throughput**: chunk texts (``title\ntext``, what a build embeds, from the first
+  ``--index``'s artifacts) per second with the build's settings (default threads, batch 16);
 * **retrieval** (with ``--index MODEL=ARTIFACTS``): warm ``Retriever.search`` p50/p95, query
   cache off, each question against its own database's index built with that model: what one
   request costs end to end in process;
@@ -46,7 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--limit", type=int, default=300, help="questions used (default 300)")
     parser.add_argument("--repeats", type=int, default=600, help="timed single-question calls (default 600)")
-    parser.add_argument("--passages", type=int, default=1000, help="texts for the throughput pass")
+    parser.add_argument(
+        "--passages",
+        type=int,
+        default=1000,
+        help="chunk texts for the throughput pass (from the first --index, else the questions)",
+    )
     parser.add_argument(
         "--index",
         action="append",
@@ -78,7 +85,21 @@ def _questions(path: Path, limit: int) -> list[dict[str, str]]:
     out = [{"question": r["question"], "db_id": r.get("db_id", "")} for r in rows if r.get("question")]
     if not out:
         raise ConfigError(f"--questions {path}: no rows with a 'question' field")
-    return out[:limit]
+    return out[:: max(1, len(out) // limit)][:limit]  # evenly spaced: BIRD files are sorted by database
+
+
+def _chunk_texts(artifacts: str, limit: int) -> list[str]:
+    """``title\ntext`` of the published chunks under ``artifacts`` (what a build embeds)."""
+    from schemarag.runtime.artifact.parquet_rows import read_columns
+    from schemarag.runtime.artifact.reader import current_key
+
+    texts: list[str] = []
+    for root in sorted(p for p in Path(artifacts).iterdir() if not p.name.startswith(("_", "."))):
+        key = current_key(root) if root.is_dir() else None
+        if key:
+            cols = read_columns(root / key / "chunks.parquet")
+            texts += [f"{t}\n{x}" for t, x in zip(cols["title"], cols["text"], strict=True)]
+    return texts[:limit]
 
 
 def _prepare_seconds(name: str) -> float | None:
@@ -107,43 +128,45 @@ def _retrieval(artifacts: str, questions: list[dict[str, str]], repeats: int) ->
             opened[q["db_id"]] = r
     for q in asked[:10]:
         opened[q["db_id"]].search(q["question"], table_budget=15)
-    took = []
+    took, cpu = [], []
     for i in range(repeats):
         q = asked[i % len(asked)]
-        t0 = time.perf_counter()
+        c0, t0 = time.thread_time(), time.perf_counter()
         opened[q["db_id"]].search(q["question"], table_budget=15)
         took.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.thread_time() - c0) * 1000)
     model = next(iter(opened.values())).embedder.spec.name
-    return {"model": model, "artifacts": artifacts, **_pct(took)}
+    return {"model": model, "artifacts": artifacts, **_pct(took), "cpu": _pct(cpu)}
 
 
-def measure(name: str, questions: list[str], repeats: int, passages: int) -> dict[str, Any]:
+def measure(name: str, questions: list[str], repeats: int, passages: list[str]) -> dict[str, Any]:
     spec = resolve_spec(ModelSpec(name=name))
     prepare = _prepare_seconds(spec.name or name)
     one = Embedder.get(ModelSpec(name=spec.name, threads=1))
     build = Embedder.get(ModelSpec(name=spec.name))
     one.query_embed(questions[:8])  # load the session, map the table
     build.passage_embed(questions[:8])
-    single = []
+    single, cpu = [], []
     for i in range(repeats):
         q = questions[i % len(questions)]
-        t0 = time.perf_counter()
+        c0, t0 = time.thread_time(), time.perf_counter()
         one.query_embed([q])
         single.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.thread_time() - c0) * 1000)
     batched = []
     for i in range(0, max(8, min(len(questions), repeats)) - 7, 8):
         t0 = time.perf_counter()
         one.query_embed(questions[i : i + 8])
         batched.append((time.perf_counter() - t0) * 1000 / 8)
-    texts = (questions * (passages // max(1, len(questions)) + 1))[:passages]
     t0 = time.perf_counter()
-    build.passage_embed(texts)
-    per_s = len(texts) / (time.perf_counter() - t0)
+    build.passage_embed(passages)
+    per_s = len(passages) / (time.perf_counter() - t0)
     return {
         "model": spec.name,
         "dimension": one.dimension,
         "identity": one.identity,
         "query_ms": _pct(single),
+        "query_cpu_ms": _pct(cpu),
         "query_batch8_ms_per_question": _pct(batched),
         "passages_per_s": round(per_s, 1),
         "prepare_s": prepare,
@@ -156,21 +179,25 @@ def run(args: argparse.Namespace) -> int:
     rows = _questions(Path(args.questions), args.limit)
     texts = [r["question"] for r in rows]
     index = dict(item.split("=", 1) for item in args.index)
+    passages = _chunk_texts(next(iter(index.values())), args.passages) if index else []
+    if not passages:  # no index given: the questions stand in for chunk texts
+        passages = (texts * (args.passages // len(texts) + 1))[: args.passages]
     results = []
     for alias in [m.strip() for m in args.models.split(",") if m.strip()]:
-        res = measure(alias, texts, args.repeats, args.passages)
+        res = measure(alias, texts, args.repeats, passages)
         key = next((k for k in index if resolve_spec(ModelSpec(name=k)).name == res["model"]), None)
         if key is not None:
             res["retrieve_ms"] = _retrieval(index[key], rows, args.repeats)
         results.append(res)
-        q, r = res["query_ms"], res.get("retrieve_ms")
+        q, r, qc = res["query_ms"], res.get("retrieve_ms"), res["query_cpu_ms"]
         line = (
-            f"{res['model']:<46} dim={res['dimension']:<4} query p50={q['p50']:.3f} p95={q['p95']:.3f} ms  "
+            f"{res['model']:<46} dim={res['dimension']:<4} query p50={q['p50']:.3f} p95={q['p95']:.3f} ms "
+            f"(CPU p50={qc['p50']:.3f})  "
             f"batch8={res['query_batch8_ms_per_question']['p50']:.3f} ms/q  "
             f"passages={res['passages_per_s']:.0f}/s"
         )
         if r:
-            line += f"  retrieve p50={r['p50']:.2f} p95={r['p95']:.2f} ms"
+            line += f"  retrieve p50={r['p50']:.2f} p95={r['p95']:.2f} ms (CPU p50={r['cpu']['p50']:.2f})"
         print(line, flush=True)
     load = os.getloadavg()
     out = {

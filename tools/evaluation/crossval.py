@@ -81,10 +81,11 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
                 (None, 0.4, 0.6),
             )
         ]
-    if family == "tables":
+    if family == "tables":  # cos_floor around the model's own (0.1, 0.15, 0.2 for MiniLM-L6)
+        floor = base.calibration.cos_floor
         cals = [
-            replace(DEFAULT_CALIBRATION, cos_floor=f, w_dense=w, lexical_alone=la)
-            for f, w, la in itertools.product((0.1, 0.15, 0.2), (0.4, 0.6), (0.5, 0.65, 0.8))
+            replace(base.calibration, cos_floor=round(floor + d, 3), w_dense=w, lexical_alone=la)
+            for d, w, la in itertools.product((-0.05, 0.0, 0.05), (0.4, 0.6), (0.5, 0.65, 0.8))
         ]
         return [replace(base, calibration=c, join_paths=j) for c in cals for j in (False, True)]
     if family == "adaptive":
@@ -283,7 +284,10 @@ def cross_validate(
     base: Knobs | None = None,
     small: bool = False,
 ) -> dict[str, Any]:
-    """The LODO figure for one knob family, the knob each fold chose, and the one to ship."""
+    """The LODO figure for one knob family, the knob each fold chose, and the one to ship.
+    ``base`` defaults to the shipped knobs with the indexes' model's calibration."""
+    if base is None and sources:
+        base = Knobs(calibration=next(iter(sources.values())).retriever.calibration)
     candidates = grid(family, base, small)
     key = objective(family, max_ratio, max_tables)
     per_knob = []

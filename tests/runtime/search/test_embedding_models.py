@@ -17,7 +17,7 @@ from retrieval_support import REPO, write_chain_data
 from schemarag.cli import main
 from schemarag.runtime.errors import EmbeddingModelError, ManifestMismatchError
 from schemarag.runtime.search.embedding import DEFAULT_MODEL_NAME, Embedder, ModelSpec, StaticEmbedder
-from schemarag.runtime.search.model_catalog import L3_MODEL_NAME
+from schemarag.runtime.search.model_catalog import L3_MODEL_NAME, STATIC_CALIBRATION
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.runtime.search.static_model import STATIC_MODEL_NAME, TABLE_FILE, StaticEncoder
 
@@ -102,6 +102,7 @@ def test_index_is_queried_with_the_model_it_was_built_with(tmp_path: Path, stati
     assert r.artifact.manifest["model"] == static.identity
     res = r.search("Which parcel has this courier tracking number?", top_k=1, relevance_threshold=0.0)
     assert res.chunks[0].chunk.table == "a"
+    assert r.calibration == STATIC_CALIBRATION  # its cosines sit higher than MiniLM-L6's
     with pytest.raises(ManifestMismatchError) as info:
         Retriever.open("chain", artifacts=arts, model=ModelSpec(name="minilm-l6"))
     assert STATIC_MODEL_NAME in str(info.value) and DEFAULT_MODEL_NAME in str(info.value)
