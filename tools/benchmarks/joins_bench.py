@@ -9,8 +9,9 @@ generated values; every other column draws from its own pool, so integer codes, 
 counts overlap id ranges as they do in the real data. Then the foreign keys are left out of the
 DDL and the live-datasource snapshot has to find them.
 
-What this does not reproduce: orphans (real children whose parent row is missing would fail
-containment), correlations between columns, and the real values of high-cardinality columns.
+``--orphans 0.01`` deletes 1% of every parent table's rows after its children were written, as
+deleted customers leave orders behind; the default (0) writes no orphans. What this does not
+reproduce: correlations between columns, and the real values of high-cardinality columns.
 Read the numbers as "the rules on realistic shapes", not as BIRD itself.
 
     schemarag bench joins [--rows 2000] [--db NAME ...] [--orphans 0.01] [--min-containment 0.95]
@@ -50,12 +51,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--orphans",
         type=float,
         default=0.0,
-        help="share of FK child rows whose parent is missing (default 0)",
+        help="share of parent rows deleted after the children were written (default 0)",
     )
     parser.add_argument(
-        "--min-containment", type=float, default=1.0, help="join_inference.min_containment (default 1.0)"
+        "--min-containment",
+        type=float,
+        default=None,
+        help="join_inference.min_containment (default: the datasource default, 0.95)",
     )
     parser.add_argument("--json", dest="json_out", default=None, help="write the results here")
+    parser.add_argument(
+        "--loo",
+        nargs="+",
+        metavar="RESULTS_JSON",
+        help="instead of measuring: choose min_containment leave-one-database-out from earlier --json files",
+    )
     parser.add_argument("--chart", default="reports/bench_joins.png", help="PNG chart of the results")
 
 
@@ -139,16 +149,6 @@ def _column_values(
     return values
 
 
-def _add_orphans(values: list[Any], share: float, rng: random.Random) -> None:
-    """Point ``share`` of the non-null rows at parents that do not exist (deleted, never loaded)."""
-    filled = [i for i, v in enumerate(values) if v is not None]
-    if not filled:
-        return
-    top = max((v for v in values if isinstance(v, int)), default=None)
-    for k, i in enumerate(rng.sample(filled, round(share * len(filled)))):
-        values[i] = top + 1 + k if isinstance(values[i], int) and top is not None else f"orphan-{k}"
-
-
 def gold_foreign_keys(spider: dict[str, Any]) -> set[tuple[str, str, str, str]]:
     """Declared single-column FKs ``(table, column, ref_table, ref_column)`` from ``dev_tables.json``."""
     tables = spider["table_names_original"]
@@ -184,6 +184,7 @@ def regenerate(
     tables = {t["name"]: t for t in meta["tables"]}
     rows = {name: _rows(int(t.get("row_count") or 1), max_rows) for name, t in tables.items()}
     parent_of = {(ct, cc): (pt, pc) for ct, cc, pt, pc in gold}
+    parent_tables = {pt for _, _, pt, _ in gold}
     pools: dict[tuple[str, str], list[Any]] = {}
 
     def pk_of(t: dict[str, Any]) -> list[str]:
@@ -221,14 +222,14 @@ def regenerate(
             for c in t["columns"]:
                 unique = pk == [c["name"]] or (c.get("unique_fraction") or 0) >= 0.999
                 nf = 0.0 if c["name"] in pk else float(c.get("null_fraction") or 0)
-                values = _column_values(pool_of(tname, c["name"]), n, nf, unique, rng)
-                if orphans and (tname, c["name"]) in parent_of:
-                    _add_orphans(values, orphans, rng)
-                data.append(values)
+                data.append(_column_values(pool_of(tname, c["name"]), n, nf, unique, rng))
+            records = list(zip(*data, strict=True))
+            if orphans and tname in parent_tables and len(records) > 1:
+                # parent rows deleted after their children were written: the children's orphans
+                drop = set(rng.sample(range(len(records)), round(orphans * len(records))))
+                records = [r for i, r in enumerate(records) if i not in drop] or records[:1]
             marks = ", ".join("?" for _ in t["columns"])
-            conn.executemany(
-                f"INSERT OR IGNORE INTO {_q(tname)} VALUES ({marks})", list(zip(*data, strict=True))
-            )
+            conn.executemany(f"INSERT OR IGNORE INTO {_q(tname)} VALUES ({marks})", records)
         conn.commit()
     finally:
         conn.close()
@@ -254,11 +255,18 @@ def _prf(tp: int, predicted: int, gold: int) -> dict[str, float]:
 
 
 def measure(
-    bird: Path, max_rows: int, only: list[str], seed: int, orphans: float = 0.0, min_containment: float = 1.0
+    bird: Path,
+    max_rows: int,
+    only: list[str],
+    seed: int,
+    orphans: float = 0.0,
+    min_containment: float | None = None,
 ) -> dict[str, Any]:
-    from schemarag.assets.lib.datasources.config import parse_datasources
+    from schemarag.assets.lib.datasources.config import JoinInference, parse_datasources
     from schemarag.assets.lib.datasources.snapshot import take_snapshot
 
+    if min_containment is None:
+        min_containment = JoinInference().min_containment
     spider = {d["db_id"]: d for d in json.loads((bird / "dev_tables.json").read_text(encoding="utf-8"))}
     metas = json.loads((bird / "dev_metadata.json").read_text(encoding="utf-8"))
     per_db: list[dict[str, Any]] = []
@@ -354,7 +362,47 @@ def chart(results: dict[str, Any], out: Path) -> Path:
     return out
 
 
+def leave_one_out(files: list[Path]) -> list[str]:
+    """Choose ``min_containment`` per held-out database by pooled F1 (values mode) on the other
+    databases, over every data setting in ``files`` (e.g. clean and ``--orphans 0.01`` runs of
+    each candidate value); score the held-out database with its choice."""
+    runs: dict[float, list[dict[str, Any]]] = {}
+    for f in files:
+        r = json.loads(Path(f).read_text(encoding="utf-8"))
+        runs.setdefault(float(r["min_containment"]), []).append(r)
+
+    def f1(tp: int, pred: int, gold: int) -> float:
+        p, r = (tp / pred if pred else 0.0), (tp / gold if gold else 0.0)
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def pooled(c: float, keep: Any) -> tuple[int, int, int]:
+        rows = [d for r in runs[c] for d in r["databases"] if keep(d["db"])]
+        return (
+            sum(d["values"]["tp"] for d in rows),
+            sum(d["values"]["predicted"] for d in rows),
+            sum(d["gold"] for d in rows),
+        )
+
+    names = sorted({d["db"] for rs in runs.values() for r in rs for d in r["databases"]})
+    lines, held_tp, held_pred, held_gold = [], 0, 0, 0
+    for held in names:
+        scores = {c: f1(*pooled(c, lambda db, h=held: db != h)) for c in runs}
+        best = max(sorted(scores), key=lambda c: scores[c])
+        tp, pred, gold = pooled(best, lambda db, h=held: db == h)
+        held_tp, held_pred, held_gold = held_tp + tp, held_pred + pred, held_gold + gold
+        shown = ", ".join(f"{c}: F1 {s:.3f}" for c, s in sorted(scores.items()))
+        lines.append(f"{held:26} chosen {best}  (on the other databases {shown})")
+    lines.append(
+        f"held out, all settings: precision {held_tp / max(held_pred, 1):.3f} ({held_tp}/{held_pred}), "
+        f"recall {held_tp / max(held_gold, 1):.3f} ({held_tp}/{held_gold})"
+    )
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.loo:
+        print("\n".join(leave_one_out([Path(f) for f in args.loo])))
+        return 0
     bird = Path(args.bird)
     if not (bird / "dev_metadata.json").is_file():
         print(f"{bird}: no dev_metadata.json; pass --bird FOLDER", file=sys.stderr)

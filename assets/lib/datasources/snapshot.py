@@ -155,7 +155,7 @@ def _infer_joins(
     entry: DatasourceEntry, adapter: Adapter, raw: list[RawTable], tables: list[Table], inferred: list[str]
 ) -> list[Table]:
     """Apply ``infer_joins``: values first (checked on the data), then names for columns still
-    without a join, except pairs the data refuted (checked and not contained)."""
+    without a join, except pairs the data refutes (over half of the child's values missing)."""
     if entry.infer_joins == "off" or not tables:
         return tables
     refuted: set[tuple[str, str, str, str]] = set()
@@ -172,7 +172,7 @@ def _infer_joins(
                 fk = new.foreign_key
                 if old.foreign_key is None and fk is not None:
                     if (before.name, old.name, fk.table, fk.column) in refuted:
-                        new = old  # the data says no: the child has values the parent lacks
+                        new = old  # the data says no: most of the child's values are not in the parent
                     else:
                         new = new.model_copy(
                             update={"foreign_key": fk.model_copy(update={"evidence": "names"})}

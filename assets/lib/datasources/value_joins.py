@@ -18,9 +18,9 @@ integer id column. So a candidate pair ``child.col -> parent.key`` must pass all
   ``away_player_3`` ~ ``player``) or none at all needs ``min_distinct`` distinct values, and
   without any name relation an integer child must look like a key (``*_id``): plain integers
   (counts, years, ratings) fall inside id ranges all the time;
-* **containment**: every one of up to ``sample_values`` distinct non-null child values exists
-  in the parent column (integer ranges are pre-checked with MIN/MAX, which saves most queries),
-  or at least the share ``min_containment`` of them, for data with orphan rows.
+* **containment**: at least ``min_containment`` (default 95%: undeclared keys come with orphan
+  rows) of up to ``sample_values`` distinct non-null child values exist in the parent column
+  (with ``min_containment: 1`` integer ranges are pre-checked with MIN/MAX, saving queries).
 
 Each child column then gets at most one parent: a stronger name tier wins, then a declared
 primary key beats a key found by query, and a tie at the top is ambiguous,
@@ -138,7 +138,8 @@ class ValueJoinReport:
     """What the inference did, for logs and the snapshot result."""
 
     inferred: list[str] = field(default_factory=list)  # "orders.customer_id -> customers.id (40/40)"
-    refuted: set[tuple[str, str, str, str]] = field(default_factory=set)  # checked, not contained
+    # queried pairs with over half of the child's values missing from the parent
+    refuted: set[tuple[str, str, str, str]] = field(default_factory=set)
     pairs_checked: int = 0
     pairs_over_cap: int = 0
     timeouts: int = 0
@@ -261,14 +262,15 @@ class ValueJoinInference:
         self._child_info(child)
         if child.distinct == 0 or (tier < STRONG and child.distinct < self.settings.min_distinct):
             return False
-        if child.kind != "integer" or self.settings.min_containment < 1:
-            return True  # text order depends on the collation; orphans may lie outside the range
+        if child.kind != "integer" or tier == STRONG or self.settings.min_containment < 1:
+            # text order depends on the collation; a strongly named pair is always queried, so
+            # `both` learns whether its values are there; orphans may lie outside the range
+            return True
         low, high = self._parent_range(parent) or (None, None)
         if low is None or child.range is None:
             return True
         with contextlib.suppress(TypeError):
             if int(child.range[0]) < int(low) or int(child.range[1]) > int(high):
-                self._refute(child, parent)
                 return False
         return True
 
@@ -282,13 +284,11 @@ class ValueJoinInference:
         if rows is None:
             return False
         total, hits = (int(x or 0) for x in rows[0])
-        if total == 0 or hits == 0 or hits < math.ceil(self.settings.min_containment * total):
-            self._refute(child, parent)
-            return False
-        return True
-
-    def _refute(self, child: _Child, parent: _Parent) -> None:
-        self.report.refuted.add((child.table.name, child.column.name, parent.table.name, parent.column.name))
+        if total and hits * 2 < total:  # most values missing: the data contradicts the names too
+            self.report.refuted.add(
+                (child.table.name, child.column.name, parent.table.name, parent.column.name)
+            )
+        return total > 0 and hits > 0 and hits >= math.ceil(self.settings.min_containment * total)
 
     # -- choice -------------------------------------------------------------------------------
 
