@@ -82,7 +82,8 @@ def name_tier(child: str, parent_table: str, parent_col: str) -> int:
     ``STRONG``: ``<parent>_id`` (also ``owner_user_id`` -> ``users``) or the same key name on
     both sides (``CustomerID``); ``WEAK``: the parent table is one word of the child's name
     (``away_player_3`` -> ``player``, ``link_to_event`` -> ``event``) or both are called ``id``;
-    ``NONE`` otherwise. Weak and unrelated names need ``min_distinct`` values.
+    ``NONE`` otherwise (``UpVotes`` -> ``votes`` too: a plural word counts, it does not point).
+    Weak and unrelated names need ``min_distinct`` values.
 
     >>> name_tier("customer_id", "customers", "id"), name_tier("OwnerUserId", "users", "Id")
     (2, 2)
@@ -99,7 +100,8 @@ def name_tier(child: str, parent_table: str, parent_col: str) -> int:
         stem = _singular(_norm(m.group("stem")))
         if stem == target or (len(target) >= 3 and stem.endswith(target)):
             return STRONG
-    words = {_singular(w.lower()) for w in _WORDS.findall(child)}
+    # the word in its singular form: a reference names one parent, a count names many (UpVotes)
+    words = {w.lower() for w in _WORDS.findall(child)}
     return WEAK if len(target) >= 3 and target in words else NONE
 
 
@@ -199,6 +201,8 @@ class ValueJoinInference:
                 kind = type_class(c.type)
                 if kind is None or c.foreign_key is not None or self.entry.column_excluded(t.name, c.name):
                     continue
+                if names_relate(c.name, t.name, "") and sole_pk == [c.name]:
+                    continue  # ``constructorResultsId`` in ``constructorResults``: its own key
                 child = _Child(t, self.sql_names[t.name], c, kind)
                 for p in parents:
                     if p.kind != kind or (p.table.name == t.name and p.column.name == c.name):
