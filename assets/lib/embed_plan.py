@@ -71,7 +71,12 @@ def is_scaled(db: Database, threshold: int) -> bool:
 def plan_params(db: Database, threshold: int) -> dict[str, int]:
     """Build parameters the plan adds to the key: ``{"embed_plan": N}`` for a scaled database,
     nothing otherwise (so a database under the threshold keeps the key it always had)."""
-    return {"embed_plan": EMBED_PLAN_VERSION} if is_scaled(db, threshold) else {}
+    return plan_params_for(sum(len(t.columns) for t in db.tables), threshold)
+
+
+def plan_params_for(columns: int, threshold: int) -> dict[str, int]:
+    """:func:`plan_params` from a column count (the no-op check counts without validating)."""
+    return {"embed_plan": EMBED_PLAN_VERSION} if threshold > 0 and columns > threshold else {}
 
 
 def table_embed_text(table: Table) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemarag.assets.lib.chunking import ChunkingConfig, read_doc_bytes
-from schemarag.assets.lib.embed_plan import plan_params
+from schemarag.assets.lib.embed_plan import plan_params, plan_params_for
 from schemarag.runtime.artifact.format import MANIFEST, compute_key
 from schemarag.runtime.errors import SchemaFileError
 from schemarag.runtime.paths import database_artifacts, docs_dir, schema_path
@@ -45,6 +45,47 @@ def build_params(chunking: ChunkingConfig, database: Database | None = None) -> 
     if database is not None:
         params |= plan_params(database, chunking.embed_all_columns_up_to)
     return params
+
+
+def built_key(
+    data: Path,
+    db: str,
+    model: dict,
+    artifacts: Path,
+    chunking: ChunkingConfig | None = None,
+    tenant: str | None = None,
+) -> tuple[str, Path] | None:
+    """``(key, database root)`` when a complete artifact of ``db``'s current inputs exists, else
+    None; for ``schemarag build``'s "unchanged" check.
+
+    Unlike :func:`read_sources` it does not validate the schema (1.4 CPU-s of a 120,000-column
+    warehouse's no-op rebuild): the key covers the exact schema bytes, and an artifact exists
+    only for bytes that validated when it was built. Anything unusual (unreadable file, not a
+    JSON object, another name, a tenant other than ``tenant``) returns None, and the caller's
+    :func:`read_sources` reports it properly.
+    """
+    chunking = chunking or ChunkingConfig()
+    try:
+        raw = schema_path(data, db).read_bytes()
+        decoded = json.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(decoded, dict) or decoded.get("name") != db:
+        return None
+    if not isinstance(decoded.get("tables"), list):
+        return None
+    own_tenant = decoded.get("tenant")
+    if tenant is not None and own_tenant is not None and own_tenant != tenant:
+        return None
+    try:
+        columns = sum(len(t["columns"]) for t in decoded["tables"])
+    except (TypeError, KeyError):
+        return None
+    docs, _ = read_doc_bytes(docs_dir(data, db), chunking.max_doc_bytes)
+    params = build_params(chunking) | plan_params_for(columns, chunking.embed_all_columns_up_to)
+    key = compute_key(raw, docs, params, model)
+    root = database_artifacts(artifacts, db, tenant or own_tenant)
+    return (key, root) if (root / key / MANIFEST).is_file() else None
 
 
 def read_sources(

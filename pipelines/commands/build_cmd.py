@@ -19,7 +19,7 @@ import time
 
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.lib.datasources.tenancy import check_build_tenant, find_datasource
-from schemarag.assets.lib.inputs import read_sources
+from schemarag.assets.lib.inputs import built_key, read_sources
 from schemarag.pipelines.commands.build_feedback import (
     build_progress,
     next_step,
@@ -93,6 +93,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             if find_datasource(db, args.datasources, tenant) is not None:
                 todo.append(db)  # live: only a fresh snapshot (a Dagster step) says whether it changed
+                continue
+            built = None if args.force_dagster else built_key(data, db, model, artifacts, tenant=tenant)
+            if built is not None and location is artifacts and read_current(built[1]) == built[0]:
+                rows.append(f"{db:<24} unchanged key={built[0]}")  # no schema validation needed
+                published.append((db, tenant or ""))
                 continue
             snap = read_sources(data, db, model, artifacts, tenant=tenant)
             check_build_tenant(snap.database, tenant)
