@@ -53,8 +53,8 @@ eval-bird: install
 	  nice $(BIN)/schemarag build --data build/bird/$$d --artifacts build/bird/artifacts || exit 1; done
 	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --json $(R)/perdb_question.json
 	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --with-evidence --json $(R)/perdb_evidence.json
-	$(EVAL) --data build/bird/union_schema --union bird_union_schema --cross-validate tables --json $(R)/union_schema_question.json
-	$(EVAL) --data build/bird/union_desc --union bird_union --cross-validate tables \
+	$(EVAL) --data build/bird/union_schema --union bird_union_schema --cross-validate routing --no-baselines --json $(R)/union_schema_question.json
+	$(EVAL) --data build/bird/union_desc --union bird_union --cross-validate routing \
 	  --json $(R)/union_question.json --predictions $(R)/union_question.jsonl --report $(R)/union_question
 	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --cross-validate adaptive --no-eval --json $(R)/union_adaptive.json
 	$(EVAL) --data build/bird/union_meta --union bird_union_meta --no-baselines --json $(R)/union_meta_question.json

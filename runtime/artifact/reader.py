@@ -194,6 +194,13 @@ class IndexArtifact:
         return ids, names
 
     @cached_property
+    def chunk_sources(self) -> np.ndarray:
+        """Per chunk, its table's source index in :attr:`table_sources` (-1: no table)."""
+        src_ids, _ = self.table_sources
+        ct = np.asarray(self.chunk_table)
+        return np.where(ct >= 0, src_ids[np.maximum(ct, 0)], -1).astype(np.int32)
+
+    @cached_property
     def column_chunks(self) -> dict[str, np.ndarray]:
         """Lower-cased column name -> indices of that column's chunks (any table)."""
         out: dict[str, list[int]] = {}

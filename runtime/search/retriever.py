@@ -316,7 +316,9 @@ class Retriever:
             schema=art.schema,
         )
         if table_budget is not None and chunks:
-            result.ranking = rank_tables_from_scores(art, rel, table_budget, question=question)
+            result.ranking = rank_tables_from_scores(
+                art, rel, table_budget, question=question, calibration=self.calibration
+            )
         timings["format"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         if debug:
@@ -372,4 +374,11 @@ class PinnedIndex:
         self, question: str, budget: int, method: str = "hybrid", fk_expand: bool = True
     ) -> TableRanking:
         rel, _, _ = self.retriever.score_chunks(question, method, snapshot=self.artifact)
-        return rank_tables_from_scores(self.artifact, rel, budget, fk_expand=fk_expand, question=question)
+        return rank_tables_from_scores(
+            self.artifact,
+            rel,
+            budget,
+            fk_expand=fk_expand,
+            question=question,
+            calibration=self.retriever.calibration,
+        )

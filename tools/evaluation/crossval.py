@@ -33,12 +33,12 @@ import numpy as np
 
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_ranking import DEFAULT_COLUMN_POLICY, ColumnPolicy
+from schemarag.runtime.search.table_ranking import DEFAULT_COLUMN_POLICY, ROUTE_COVERAGE_POWER, ColumnPolicy
 from schemarag.tools.evaluation.metrics import aggregate
 
 log = logging.getLogger(__name__)
 
-FAMILIES = ("columns", "tables", "adaptive")
+FAMILIES = ("columns", "tables", "adaptive", "routing")
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ class Knobs:
     policy: ColumnPolicy = DEFAULT_COLUMN_POLICY
     confidence: float | None = None
     join_paths: bool = False
+    route_coverage: float = ROUTE_COVERAGE_POWER
 
     def describe(self) -> dict[str, Any]:
         cal, pol = self.calibration, self.policy
@@ -63,6 +64,7 @@ class Knobs:
             "rest_tables": pol.rest_tables,
             "confidence": self.confidence,
             "join_paths": self.join_paths,
+            "route_coverage": self.route_coverage,
         }
 
 
@@ -88,6 +90,8 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
             for d, w, la in itertools.product((-0.05, 0.0, 0.05), (0.4, 0.6), (0.5, 0.65, 0.8))
         ]
         return [replace(base, calibration=c, join_paths=j) for c in cals for j in (False, True)]
+    if family == "routing":  # weight of term coverage in union routing (0 = table evidence only)
+        return [replace(base, route_coverage=p) for p in (0.0, 0.25, 0.5, 0.75, 1.0)]
     if family == "adaptive":
         levels = (0.4, 0.6, 0.8) if small else (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
         return [replace(base, confidence=c) for c in levels]
@@ -110,7 +114,7 @@ def objective(family: str, max_ratio: float, max_tables: float) -> Callable[[dic
         top = str(m["metrics_budget"])
         return (ok, m["complete_recall"][top] if ok else -m["mean_tables_kept"])
 
-    return {"columns": columns, "tables": tables, "adaptive": adaptive}[family]
+    return {"columns": columns, "tables": tables, "adaptive": adaptive, "routing": tables}[family]
 
 
 @dataclass
@@ -255,6 +259,8 @@ def records_for(
                 policy=knobs.policy,
                 confidence=knobs.confidence,
                 join_paths=knobs.join_paths,
+                route_coverage=knobs.route_coverage,
+                calibration=knobs.calibration,
             )
 
         ranking = rank(top)
@@ -303,6 +309,7 @@ def cross_validate(
         "objective": {
             "columns": f"max column SRR s.t. context ratio <= {max_ratio}",
             "tables": "max mean CR over the budgets",
+            "routing": "max mean CR over the budgets",
             "adaptive": f"max CR@{max(budgets)} s.t. mean tables kept <= {max_tables}",
         }[family],
         "candidates": len(candidates),

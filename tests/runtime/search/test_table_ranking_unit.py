@@ -112,3 +112,54 @@ def test_neighbours_are_one_fk_hop_in_either_direction() -> None:
     assert db.neighbours("customers") == {"orders"}
     assert db.neighbours("ORDER_ITEMS") == {"orders", "products"}  # case-insensitive lookup
     assert db.neighbours("missing") == set()
+
+
+# Two source databases in one union index: the league's tables match one question word
+# strongly, the shop holds every other word of the question.
+UNION: dict[str, Any] = {
+    "name": "union",
+    "tables": [
+        {"name": "teams", "database": "league", "columns": [{"name": "id", "primary_key": True}]},
+        {"name": "players", "database": "league", "columns": [{"name": "id", "primary_key": True}]},
+        {"name": "orders", "database": "shop", "columns": [{"name": "id", "primary_key": True}]},
+        {"name": "customers", "database": "shop", "columns": [{"name": "id", "primary_key": True}]},
+    ],
+}
+
+
+def _union_art():
+    chunks = [
+        ("teams", "table", None),
+        ("players", "table", None),
+        ("orders", "table", None),
+        ("customers", "table", None),
+    ]
+    postings = {"gold": {0: 1.0}, "custom": {3: 1.0}, "order": {2: 1.0}, "place": {2: 0.5}}
+    art = in_memory_artifact(UNION, chunks, vocab=list(postings), postings=postings)
+    return art, np.array([0.9, 0.8, 0.7, 0.6], dtype=np.float32)
+
+
+def test_source_coverage_weights_words_by_how_few_databases_hold_them() -> None:
+    art, _ = _union_art()
+    _, sources = art.table_sources
+    cov = table_ranking.source_coverage(art, "Which gold customers placed orders?")
+    assert cov is not None
+    by_source = dict(zip(sources, cov.tolist(), strict=True))
+    assert by_source["shop"] == pytest.approx(0.75) and by_source["league"] == pytest.approx(0.25)
+    assert table_ranking.source_coverage(art, "nothing indexed here") is None
+
+
+def test_routing_prefers_the_database_that_holds_the_question_words() -> None:
+    art, rel = _union_art()
+    q = "Which gold customers placed orders?"
+    # table evidence alone routes to the league (0.9 + half of 0.8 beats 0.7 + half of 0.6)
+    assert rank_tables_from_scores(art, rel, budget=2, question=q, route_coverage=0.0).tables == [
+        "teams",
+        "players",
+    ]
+    assert rank_tables_from_scores(art, rel, budget=2, question=q).tables == ["orders", "customers"]
+
+
+def test_single_source_index_has_no_coverage_routing() -> None:
+    art, _ = _art({t: [] for t in TABLE})
+    assert table_ranking.source_coverage(art, "orders of customers") is None
