@@ -254,6 +254,24 @@ class IndexArtifact:
         cols = self._chunk_columns
         return Chunk.from_dict({k: v[i] for k, v in cols.items()})
 
+    @cached_property
+    def dense_rows(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(row indices, their vectors)`` of the chunks that have a vector, when fewer than half
+        do, else None. A warehouse built with the sparse embedding plan stores a zero row for
+        every undocumented column (96% of a 120,000-column catalog's chunks); scoring only the
+        real rows reads 7 MB per question instead of 190 MB. Found in blocks, so no full-size
+        temporary is made."""
+        emb = self.embeddings
+        n = emb.shape[0]
+        parts = [
+            start + np.flatnonzero(np.any(np.asarray(emb[start : start + 16_384]) != 0, axis=1))
+            for start in range(0, n, 16_384)
+        ]
+        rows = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        if rows.size * 2 >= n:
+            return None
+        return rows, np.ascontiguousarray(emb[rows], dtype=np.float32)
+
     def all_chunks(self) -> list[Chunk]:
         return [self.chunk(i) for i in range(self.n_chunks)]
 
@@ -261,6 +279,6 @@ class IndexArtifact:
         """Touch the mapped pages and compute every derived lookup, so the first request is as
         fast as the rest and requests only ever read this object (never fill it in)."""
         _ = self._chunk_columns, self.column_chunks, self.table_sources, self.table_column_chunks
-        _ = self.column_name_tokens, self.implicit_join_columns
+        _ = self.column_name_tokens, self.implicit_join_columns, self.dense_rows
         float(np.asarray(self.embeddings).sum())
         float(np.asarray(self.bm25_data).sum())

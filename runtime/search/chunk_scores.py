@@ -70,6 +70,12 @@ def cosines(art: IndexArtifact, vec: np.ndarray) -> np.ndarray:
     """
     emb = art.embeddings
     n = emb.shape[0]
+    sparse = art.dense_rows  # most rows zero (a warehouse's sparse embedding plan): score the rest
+    if sparse is not None:
+        rows, vectors = sparse
+        out = np.zeros(n, dtype=np.float32)
+        out[rows] = vectors @ vec
+        return out
     if n < PARALLEL_DOT_CHUNKS or _WORKERS < 2:
         return np.asarray(emb @ vec)
     out = np.empty(n, dtype=np.float32)

@@ -147,3 +147,26 @@ def test_reader_does_not_import_table_ranking() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_mostly_zero_vectors_are_scored_from_the_real_rows_only(tiny: tuple[Path, Path]) -> None:
+    """A sparse-plan warehouse stores zero rows for chunks left to BM25; cosines then come from
+    the rows that have vectors, equal to scoring every row."""
+    import dataclasses
+
+    from schemarag.runtime.search.chunk_scores import cosines
+
+    _, artifacts = tiny
+    art = _open(artifacts / "shop")
+    assert art.dense_rows is None  # every chunk of a small database has a vector
+    emb = np.array(art.embeddings)
+    keep = np.arange(0, art.n_chunks, 3)
+    sparse_emb = np.zeros_like(emb)
+    sparse_emb[keep] = emb[keep]
+    sparse = dataclasses.replace(art, embeddings=sparse_emb)
+    rows, vectors = sparse.dense_rows
+    assert rows.tolist() == keep.tolist() and np.array_equal(vectors, emb[keep])
+    query = emb[1] / np.linalg.norm(emb[1])
+    got = cosines(sparse, query)
+    assert got.shape == (art.n_chunks,) and not got[np.setdiff1d(np.arange(art.n_chunks), keep)].any()
+    assert np.allclose(got, sparse_emb @ query, atol=1e-6)
