@@ -21,7 +21,7 @@ from pathlib import Path
 from schemarag.assets.lib.datasources.config import DatasourceEntry
 from schemarag.assets.lib.datasources.docs_merge import doc_table_name, mark_table_dropped, merge_table_doc
 from schemarag.assets.lib.datasources.snapshot import SnapshotResult, fingerprint, take_snapshot
-from schemarag.assets.lib.docs_writer import doc_file_name, render_index_doc, render_table_doc
+from schemarag.assets.lib.docs_writer import doc_file_name, fk_index, render_index_doc, render_table_doc
 from schemarag.runtime.errors import SchemaragError
 from schemarag.runtime.paths import docs_dir, schema_path
 from schemarag.runtime.schema import Database, load_schema
@@ -145,6 +145,7 @@ def _write_docs(db: Database, result: DocsInitResult) -> None:
     folder = result.docs_folder
     folder.mkdir(parents=True, exist_ok=True)
     existing = _existing_docs(folder)
+    fks = fk_index(db)  # each table's keys by lookup: scanning every key per table is quadratic
     for table in db.tables:
         path = existing.pop(table.name.lower(), None)
         if path is None:
@@ -152,7 +153,7 @@ def _write_docs(db: Database, result: DocsInitResult) -> None:
             if path.exists():
                 log.warning("%s exists but documents another table; not overwritten", path)
                 continue
-            atomic_write(path, render_table_doc(db, table))
+            atomic_write(path, render_table_doc(db, table, fks))
             result.created.append(path.name)
             continue
         old = path.read_text(encoding="utf-8")
