@@ -135,6 +135,7 @@ class SchemaService:
         index does not keep the others down, but readiness reports it.
         """
         opened, failed = [], {}
+        encoders: dict[int, Embedder] = {}
         for tenant in tenants:
             principal = Principal(tenant)
             for db in self.database_names(principal):
@@ -143,10 +144,14 @@ class SchemaService:
                 try:
                     r = self.retriever(principal, db)
                     opened.append((tenant, db, r.artifact.key))
+                    encoders.setdefault(id(r.embedder), r.embedder)
                 except SchemaragError as exc:
                     log.error("cannot open %s/%s: %s", tenant or "-", db, exc)
                     failed[(tenant, db)] = str(exc)
-        Embedder.get(self.model).query_embed(["warm up"])  # load ONNX now, not on the first request
+        # load each index's own encoder now (an index may name a model other than the default),
+        # not on the first request; with nothing opened, the default one
+        for embedder in encoders.values() or [Embedder.get(self.model)]:
+            embedder.query_embed(["warm up"])
         return opened, failed
 
     # ------------------------------------------------------------------ operations
