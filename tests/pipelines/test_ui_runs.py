@@ -13,13 +13,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from webserver_support import wait_for_webserver
 
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.published_index import CHECKS
@@ -96,21 +96,9 @@ def ui(built: tuple[Path, dict]) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"schemarag ui exited {proc.returncode}: {(artifacts.parent / 'ui.log').read_text()}"
-                )
-            try:
-                with urllib.request.urlopen(f"{base}/server_info", timeout=5) as resp:
-                    if resp.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"UI not up after {START_TIMEOUT}s")
-            time.sleep(1)
+        wait_for_webserver(
+            proc, base, START_TIMEOUT, "schemarag ui", lambda: (artifacts.parent / "ui.log").read_text(), 1.0
+        )
         yield base
     finally:
         proc.send_signal(signal.SIGTERM)  # forwarded to dagster dev, which stops its services

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from webserver_support import wait_for_webserver
 
 from schemarag.assets.published_index import CHECKS
 
@@ -83,19 +84,7 @@ def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"webserver exited {proc.returncode}: {_tail(home)}")
-            try:
-                with urllib.request.urlopen(f"{base}/server_info", timeout=5) as resp:
-                    if resp.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"webserver not up after {START_TIMEOUT}s: {_tail(home)}")
-            time.sleep(0.5)
+        wait_for_webserver(proc, base, START_TIMEOUT, "webserver", lambda: _tail(home), 0.5)
         yield base
     finally:
         proc.terminate()
