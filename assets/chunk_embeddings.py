@@ -9,14 +9,17 @@ import numpy as np
 from dagster import AssetExecutionContext
 
 from schemarag.assets.lib import progress
+from schemarag.assets.lib.cache_shards import pull_shards
 from schemarag.assets.lib.chunking import ChunkSet
 from schemarag.assets.lib.embed_plan import plan_for, unique_missing
+from schemarag.assets.lib.embed_shards import database_schemas, groups_for
 from schemarag.assets.lib.embedding_cache import EmbeddingCache, text_key
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.assets.source_snapshot import SourceSnapshot
 from schemarag.runtime.artifact.chunk_model import Chunk
 from schemarag.runtime.paths import embedding_cache_dir
+from schemarag.runtime.schema import Database
 from schemarag.runtime.search.embedding import Embedder
 
 
@@ -32,6 +35,11 @@ def embed_text(chunk: Chunk) -> str:
     return f"{chunk.title}\n{chunk.text}"
 
 
+def chunk_groups(chunks: list[Chunk], db: Database) -> list[int]:
+    """Each chunk's embedding group: the index of its table's schema (:mod:`...embed_shards`)."""
+    return groups_for([c.table for c in chunks], database_schemas(db))
+
+
 # Texts are embedded in slices of this many, shortest first, so progress can be reported between
 # slices; a multiple of passage_embed's batch of 16 keeps exactly the batches one call would make.
 EMBED_SLICE = 64
@@ -43,28 +51,20 @@ def embed_chunks(
     cache: EmbeddingCache | None,
     on_batch: Callable[[int, int], None] | None = None,
     plan: list[str | None] | None = None,
+    groups: list[int] | None = None,
 ) -> ChunkEmbeddings:
     """Vectors for ``chunks``; ``on_batch(done, total)`` after each slice of newly embedded texts.
     ``plan`` (:mod:`~schemarag.assets.lib.embed_plan`) gives each chunk's text to embed, ``None``
-    for none (default: title + text of every chunk)."""
+    for none (default: title + text of every chunk). ``groups`` (per chunk, default all 0: see
+    :mod:`~schemarag.assets.lib.embed_shards`) keeps each group's texts in batches of their own,
+    so a ``schema_embeddings`` partition computes the very same vectors."""
     texts = plan if plan is not None else [embed_text(c) for c in chunks]
     keys = [text_key(t) if t is not None else None for t in texts]
     cached = cache.get_many([k for k in keys if k is not None]) if cache else {}
     missing = unique_missing(keys, cached)  # identical texts are embedded once
-    fresh: dict[str, np.ndarray] = {}
-    if missing:
-        order = sorted(missing, key=lambda i: len(texts[i]))
-        if on_batch:  # load the model before the clock starts, so chunks/s measures embedding alone
-            embedder.passage_embed([texts[order[0]]])
-            on_batch(0, len(order))
-        for start in range(0, len(order), EMBED_SLICE):
-            part = order[start : start + EMBED_SLICE]
-            vecs = embedder.passage_embed([texts[i] for i in part])
-            fresh.update({keys[i]: vecs[j] for j, i in enumerate(part)})
-            if on_batch:
-                on_batch(start + len(part), len(order))
-        if cache:
-            cache.put_many(fresh)
+    fresh = embed_missing(texts, keys, missing, embedder, groups, on_batch)
+    if cache and fresh:
+        cache.put_many(fresh)
     out = np.zeros((len(chunks), embedder.dimension), dtype=np.float32)
     for i, k in enumerate(keys):
         if k is not None:  # None: the plan leaves this chunk to BM25 (a zero vector)
@@ -74,6 +74,38 @@ def embed_chunks(
         cache_hits=len(chunks) - len(missing),
         embedded_chunk_ids=[chunks[i].chunk_id for i in missing],
     )
+
+
+def embed_missing(
+    texts: list[str | None],
+    keys: list[str | None],
+    missing: list[int],
+    embedder: Embedder,
+    groups: list[int] | None = None,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> dict[str, np.ndarray]:
+    """``{key: vector}`` of the texts at ``missing`` (first occurrences, in chunk order): group by
+    group in ascending group order, each group shortest first in slices of :data:`EMBED_SLICE`."""
+    if not missing:
+        return {}
+    by_group: dict[int, list[int]] = {}
+    for i in missing:
+        by_group.setdefault(groups[i] if groups else 0, []).append(i)
+    orders = [sorted(by_group[g], key=lambda i: len(texts[i] or "")) for g in sorted(by_group)]
+    if on_batch:  # load the model before the clock starts, so chunks/s measures embedding alone
+        embedder.passage_embed([texts[orders[0][0]]])
+        on_batch(0, len(missing))
+    fresh: dict[str, np.ndarray] = {}
+    done = 0
+    for order in orders:
+        for start in range(0, len(order), EMBED_SLICE):
+            part = order[start : start + EMBED_SLICE]
+            vecs = embedder.passage_embed([texts[i] for i in part])
+            fresh.update({keys[i]: vecs[j] for j, i in enumerate(part)})
+            done += len(part)
+            if on_batch:
+                on_batch(done, len(missing))
+    return fresh
 
 
 @dg.asset(partitions_def=databases_partitions, group_name="index", compute_kind="fastembed")
@@ -95,11 +127,16 @@ def chunk_embeddings(
     )
     try:
         db = context.partition_key
+        groups = chunk_groups(doc_chunks.chunks, source_snapshot.database)
+        pulled = 0
+        if max(groups, default=0) > 0:  # several schemas: partitions may have left shards remotely
+            pulled = pull_shards(index_paths.remote_artifacts(), source_snapshot.tenant, db, embedder, cache)
         result = embed_chunks(
             doc_chunks.chunks,
             embedder,
             cache,
             plan=plan_for(doc_chunks.chunks, source_snapshot.database, source_snapshot.params),
+            groups=groups,
             on_batch=lambda done, total: progress.advance(db, "chunk_embeddings", done, total, "chunk"),
         )
     finally:
@@ -112,6 +149,7 @@ def chunk_embeddings(
             "seconds": round(time.perf_counter() - start, 3),
             "embedded": len(result.embedded_chunk_ids),
             "cache_hits": result.cache_hits,
+            "from_shards": pulled,
             "model": embedder.spec.name,
             "embedded_chunk_ids": dg.MetadataValue.json(result.embedded_chunk_ids),
         },

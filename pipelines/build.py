@@ -19,6 +19,7 @@ from typing import Any
 
 import dagster as dg
 
+from schemarag.assets.lib.embed_shards import DEFAULT_SCHEMA_PARTITION_COLUMNS
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.pipelines.definitions import INDEX_ASSETS
@@ -149,6 +150,7 @@ def build_databases(
     tenant: str | None = None,
     datasources: Path | None = None,
     jobs: int = 1,
+    schema_partitions_from: int = DEFAULT_SCHEMA_PARTITION_COLUMNS,
 ) -> list[BuildReport]:
     """Build each database as one ``build_index`` run of its partition; reports in ``dbs`` order.
 
@@ -157,6 +159,9 @@ def build_databases(
     tenant's datasources; ``datasources`` is the datasources file (default: the usual one).
     ``instance`` defaults to the persistent one (:func:`default_instance`); ``jobs > 1`` runs
     up to that many partitions at once on the multiprocess executor and needs a persistent one.
+    With ``jobs > 1`` the embedding of each database with two or more schemas and at least
+    ``schema_partitions_from`` columns (0: none) first fans out by schema
+    (:mod:`schemarag.pipelines.schema_fanout`); its own run then finds the vectors cached.
     """
     index_paths = IndexPaths(
         data=str(data),
@@ -166,6 +171,10 @@ def build_databases(
     )
     model = embedding_model or EmbeddingModel()
     inst = instance or default_instance(str(artifacts), tenant)
+    if jobs > 1:
+        from schemarag.pipelines.schema_fanout import embed_schemas_in_parallel
+
+        embed_schemas_in_parallel(dbs, index_paths, model, inst, jobs, schema_partitions_from, progress)
     if jobs > 1 and len(dbs) > 1:
         from schemarag.pipelines.fanout import build_in_parallel
 

@@ -5,6 +5,7 @@ is even imported: a no-op rebuild costs one hash of the inputs. Live datasources
 through Dagster, whose first step re-snapshots them; an unchanged fingerprint keeps the key.
 
     schemarag build [--db X ...] [--tenant T] [--datasources FILE] [--model M] [--force-dagster] [--jobs N]
+                    [--schema-partitions-from COLUMNS]
 
 ``--artifacts s3://bucket/prefix`` builds in a local cache copy and publishes to the bucket
 (docs/scale-out.md); runs are recorded in the Dagster instance ``schemarag ui`` opens.
@@ -19,6 +20,7 @@ import time
 
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.lib.datasources.tenancy import check_build_tenant, find_datasource
+from schemarag.assets.lib.embed_shards import DEFAULT_SCHEMA_PARTITION_COLUMNS
 from schemarag.assets.lib.inputs import built_key, read_sources
 from schemarag.pipelines.commands.build_feedback import (
     build_progress,
@@ -65,7 +67,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--jobs",
         type=int,
         default=1,
-        help="databases to build at once, each a Dagster run on the multiprocess executor (default 1)",
+        help="databases to build at once, each a Dagster run on the multiprocess executor (default 1); "
+        "big multi-schema databases first embed schema by schema in parallel runs",
+    )
+    parser.add_argument(
+        "--schema-partitions-from",
+        type=int,
+        default=DEFAULT_SCHEMA_PARTITION_COLUMNS,
+        metavar="COLUMNS",
+        help="with --jobs > 1, fan the embedding of a database with >= 2 schemas and at least this "
+        f"many columns out to one run per schema (default {DEFAULT_SCHEMA_PARTITION_COLUMNS:,}; 0: never)",
     )
 
 
@@ -127,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
                 tenant=tenant,
                 datasources=args.datasources,
                 jobs=max(1, args.jobs),
+                schema_partitions_from=args.schema_partitions_from,
                 embedding_model=EmbeddingModel(model_name=args.model),
             )
         for r in reports:

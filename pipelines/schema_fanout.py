@@ -1,0 +1,147 @@
+"""``schemarag build --jobs N``, first phase: big databases' embedding fanned out by schema.
+
+A database with at least two schemas and ``min_columns`` columns
+(:func:`~schemarag.assets.lib.embed_shards.fanout_schemas`) gets one ``embed_schema`` run per
+``<database>/<schema>`` partition. The runs go to ``N`` worker processes, each on Dagster's
+multiprocess executor exactly like a ``build_index`` run (:mod:`schemarag.pipelines.fanout`),
+and leave their vectors in the embedding cache (and, for an object-store artifacts location,
+as shards next to the artifacts: :mod:`~schemarag.assets.lib.cache_shards`). The databases'
+``build_index`` runs come second and find those vectors cached.
+
+A failed schema run costs time, not correctness: its database's run embeds whatever is missing.
+Live datasources are not fanned out: their schema is only known after the run's own snapshot.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+
+from schemarag.assets.lib.datasources.tenancy import find_datasource
+from schemarag.assets.lib.embed_shards import fanout_schemas, partition_key, split_partition_key
+from schemarag.assets.lib.inputs import built_key
+from schemarag.assets.partitions import schema_partitions
+from schemarag.assets.resources import EmbeddingModel, IndexPaths
+from schemarag.pipelines.build import _error, _metadata, run_tags
+from schemarag.pipelines.definitions import FANOUT_ASSETS
+from schemarag.pipelines.fanout import run_config
+from schemarag.pipelines.jobs import embed_schema_job
+from schemarag.runtime.errors import ConfigError, SchemaragError
+from schemarag.runtime.paths import schema_path
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SchemaReport:
+    partition: str
+    ok: bool
+    embedded: int = 0
+    cache_hits: int = 0
+    error: str = ""
+
+
+def schema_job(resources: dict[str, Any]) -> dg.JobDefinition:
+    defs = dg.Definitions(assets=FANOUT_ASSETS, jobs=[embed_schema_job], resources=resources)
+    return defs.resolve_job_def(embed_schema_job.name)
+
+
+def reconstruct_schema_job() -> dg.JobDefinition:
+    """``embed_schema`` with resources configured from run config (what ``reconstructable`` loads)."""
+    return schema_job(
+        {
+            "index_paths": IndexPaths(),
+            "embedding_model": EmbeddingModel(),
+            "io_manager": dg.FilesystemIOManager(),
+        }
+    )
+
+
+def schema_partition_keys(
+    dbs: list[str], index_paths: IndexPaths, model: dict, min_columns: int
+) -> list[str]:
+    """``<db>/<schema>`` for every schema of every big, file-based, not yet built database."""
+    data, artifacts = index_paths.data_path(), index_paths.artifacts_path()
+    keys: list[str] = []
+    for db in dbs:
+        try:
+            if find_datasource(db, index_paths.datasources, index_paths.tenant) is not None:
+                continue
+            schemas = fanout_schemas(schema_path(data, db), min_columns)
+            if schemas and built_key(data, db, model, artifacts, tenant=index_paths.tenant) is None:
+                keys.extend(partition_key(db, s) for s in schemas)
+        except SchemaragError:
+            continue  # the database's own run reports it
+    return keys
+
+
+def run_schema_partition(
+    instance_ref: Any, key: str, paths: dict[str, Any], model: dict[str, Any]
+) -> SchemaReport:
+    """One ``embed_schema`` run in this (worker) process; its summary."""
+    db, schema = split_partition_key(key)
+    tags = {**run_tags(db, IndexPaths(**paths)), "schemarag/schema": schema, "dagster/partition": key}
+    with (
+        dg.DagsterInstance.from_ref(instance_ref) as instance,
+        tempfile.TemporaryDirectory(prefix="schemarag-run-") as tmp,
+    ):
+        result = dg.execute_job(
+            dg.reconstructable(reconstruct_schema_job),
+            instance=instance,
+            run_config=run_config(paths, model, tmp),
+            tags=tags,
+        )
+        if not result.success:
+            return SchemaReport(partition=key, ok=False, error=_error(result))
+        meta = _metadata(result, "schema_embeddings")
+        return SchemaReport(
+            partition=key,
+            ok=True,
+            embedded=int(meta.get("embedded", 0)),
+            cache_hits=int(meta.get("cache_hits", 0)),
+        )
+
+
+def embed_schemas_in_parallel(
+    dbs: list[str],
+    index_paths: IndexPaths,
+    embedding_model: EmbeddingModel,
+    instance: dg.DagsterInstance,
+    jobs: int,
+    min_columns: int,
+    progress: Callable[[str], None] | None = None,
+) -> list[SchemaReport]:
+    """Run the schema partitions of the big databases among ``dbs``, up to ``jobs`` at once."""
+    keys = schema_partition_keys(dbs, index_paths, embedding_model.embedder().identity, min_columns)
+    if not keys:
+        return []
+    if instance.is_ephemeral:
+        raise ConfigError(
+            "--jobs > 1 runs partitions in separate processes, which need a persistent Dagster "
+            "instance: unset the ephemeral instance or set DAGSTER_HOME"
+        )
+    known = set(instance.get_dynamic_partitions(schema_partitions.name))
+    if new := [k for k in keys if k not in known]:
+        instance.add_dynamic_partitions(schema_partitions.name, new)
+    workers = min(jobs, len(keys))
+    if progress:
+        progress(f"{len(keys)} schema partition(s) ({', '.join(keys)}) on {workers} worker process(es)")
+    paths = index_paths.model_dump(exclude_none=True)
+    model = embedding_model.model_dump(exclude_none=True)
+    ctx = multiprocessing.get_context("spawn")  # as fanout: no forked ONNX/BLAS thread state
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = [pool.submit(run_schema_partition, instance.get_ref(), k, paths, model) for k in keys]
+        reports = [f.result() for f in futures]
+    for r in reports:
+        if not r.ok:  # the database's run embeds what this one did not: slower, still correct
+            log.warning("schema partition %s failed (its database's run embeds it): %s", r.partition, r.error)
+            if progress:
+                progress(f"schema partition {r.partition} failed, its database's run embeds it: {r.error}")
+    return reports
