@@ -13,6 +13,7 @@ from pathlib import Path
 
 from schemarag.assets.lib.chunking import ChunkingConfig, read_doc_bytes
 from schemarag.assets.lib.embed_plan import plan_params, plan_params_for
+from schemarag.assets.lib.gc_pause import without_gc
 from schemarag.runtime.artifact.format import MANIFEST, compute_key
 from schemarag.runtime.errors import SchemaFileError
 from schemarag.runtime.paths import database_artifacts, docs_dir, schema_path
@@ -88,6 +89,7 @@ def built_key(
     return (key, root) if (root / key / MANIFEST).is_file() else None
 
 
+@without_gc
 def read_sources(
     data: Path,
     db: str,
