@@ -6,25 +6,37 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from schemarag.assets.lib import progress
+from schemarag.assets.lib.chunk_cache import ChunkCache, chunk_cache_path
 from schemarag.assets.lib.chunking import ChunkingConfig, ChunkSet, chunk_database, decode_docs
 from schemarag.assets.partitions import databases_partitions
+from schemarag.assets.resources import IndexPaths
 from schemarag.assets.source_snapshot import SourceSnapshot
 
 
-def make_chunks(snap: SourceSnapshot) -> ChunkSet:
+def make_chunks(snap: SourceSnapshot, cache: ChunkCache | None = None) -> ChunkSet:
+    """The snapshot's chunks; with ``cache``, unchanged doc files are replayed, not re-parsed."""
     texts, warnings = decode_docs(snap.doc_bytes, snap.docs_label)
     config = ChunkingConfig(**{k: v for k, v in snap.params["chunking"].items()})
-    result = chunk_database(snap.database, texts, config, docs_label=snap.docs_label)
+    result = chunk_database(snap.database, texts, config, docs_label=snap.docs_label, cache=cache)
     result.warnings[:0] = [*snap.warnings, *warnings]
     return result
 
 
 @dg.asset(partitions_def=databases_partitions, group_name="index", compute_kind="markdown-it")
-def doc_chunks(context: AssetExecutionContext, source_snapshot: SourceSnapshot) -> dg.Output[ChunkSet]:
-    """Overview, column, query, relationship, example, table and database chunks with metadata."""
+def doc_chunks(
+    context: AssetExecutionContext, index_paths: IndexPaths, source_snapshot: SourceSnapshot
+) -> dg.Output[ChunkSet]:
+    """Overview, column, query, relationship, example, table and database chunks with metadata.
+
+    Doc files unchanged since the last build are not re-parsed: their chunks come from the
+    database's chunk cache under ``<artifacts>/_cache/chunks/`` (``assets/lib/chunk_cache.py``).
+    """
     progress.stage(context.partition_key, "doc_chunks")
     start = time.perf_counter()
-    result = make_chunks(source_snapshot)
+    snap = source_snapshot
+    path = chunk_cache_path(index_paths.artifacts_path(), snap.database.name, snap.tenant)
+    with ChunkCache(path) as cache:
+        result = make_chunks(snap, cache)
     for w in result.warnings:
         context.log.warning(w)
     by_type: dict[str, int] = {}
@@ -36,6 +48,7 @@ def doc_chunks(context: AssetExecutionContext, source_snapshot: SourceSnapshot) 
             "chunks": len(result.chunks),
             "seconds": round(time.perf_counter() - start, 3),
             "doc_files": len(result.doc_files),
+            "doc_files_parsed": len(result.parsed),
             "warnings": len(result.warnings),
             **{f"chunks_{k}": v for k, v in sorted(by_type.items())},
         },

@@ -23,6 +23,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from schemarag.assets.lib.chunk_cache import ChunkCache, ChunkMemo
+from schemarag.assets.lib.gc_pause import without_gc
 from schemarag.assets.lib.markdown_docs import ParsedDoc, Section, parse_markdown
 from schemarag.assets.lib.sql_refs import tables_in_sql
 from schemarag.runtime.artifact.chunk_model import Chunk, estimate_tokens, make_chunk_id
@@ -58,6 +60,7 @@ class ChunkSet:
     chunks: list[Chunk]
     warnings: list[str] = field(default_factory=list)
     doc_files: list[str] = field(default_factory=list)
+    parsed: list[str] = field(default_factory=list)  # doc files parsed (not replayed from a cache)
 
 
 def read_doc_bytes(docs: Path, max_bytes: int = MAX_DOC_BYTES) -> tuple[dict[str, bytes], list[str]]:
@@ -115,7 +118,14 @@ class _Builder:
             self._names[t.lower()] for t in tables_in_sql(sql, self.db.dialect) if t.lower() in self._names
         }
 
-    def add(
+    def push(self, chunk: Chunk | None) -> None:
+        """Append ``chunk`` unless it is None or one with its ID is already in (first one wins)."""
+        if chunk is None or chunk.chunk_id in self.seen:
+            return
+        self.seen.add(chunk.chunk_id)
+        self.chunks.append(chunk)
+
+    def make(
         self,
         table: str | None,
         ctype: str,
@@ -127,34 +137,29 @@ class _Builder:
         line: int = 0,
         extra_related: set[str] | None = None,
         extra_keywords: list[str] | None = None,
-    ) -> None:
+    ) -> Chunk | None:
+        """The chunk for ``text`` (None when it is blank), not yet added."""
         text = text.strip()
         if not text:
-            return
+            return None
         related = set(self.db.neighbours(table)) if table else set()
         related |= self.mentioned(text)
         related |= extra_related or set()
         related.discard(table or "")
         kw = list(dict.fromkeys([*(extra_keywords or []), *keywords(title + "\n" + text)]))[:40]
-        cid = make_chunk_id(self.id_db, table, ctype, column, text)
-        if cid in self.seen:
-            return
-        self.seen.add(cid)
-        self.chunks.append(
-            Chunk(
-                chunk_id=cid,
-                database=self.db.name,
-                table=table,
-                chunk_type=ctype,
-                column=column,
-                text=text,
-                related_tables=tuple(sorted(related)),
-                keywords=tuple(kw),
-                tokens=estimate_tokens(text),
-                source_path=source,
-                title=title,
-                start_line=line,
-            )
+        return Chunk(
+            chunk_id=make_chunk_id(self.id_db, table, ctype, column, text),
+            database=self.db.name,
+            table=table,
+            chunk_type=ctype,
+            column=column,
+            text=text,
+            related_tables=tuple(sorted(related)),
+            keywords=tuple(kw),
+            tokens=estimate_tokens(text),
+            source_path=source,
+            title=title,
+            start_line=line,
         )
 
 
@@ -194,11 +199,18 @@ def _schema_column_text(table: Table, c: Column, max_samples: int) -> str:
     return "\n".join(lines)
 
 
-def _doc_chunks(b: _Builder, doc: ParsedDoc, table: Table, source: str) -> set[str]:
-    """Emit chunks for one table doc; return the lower-cased columns it documented."""
+def _doc_chunks(b: _Builder, doc: ParsedDoc, table: Table, source: str) -> tuple[list[Chunk], set[str]]:
+    """The chunks of one table doc, in order and not yet added (the chunk cache replays exactly
+    this list), and the lower-cased columns it documented."""
     name = table.name
     documented: set[str] = set()
     overview: list[tuple[Section, str]] = []
+    out: list[Chunk] = []
+
+    def emit(chunk: Chunk | None) -> None:
+        if chunk is not None:
+            out.append(chunk)
+
     for sec in doc.sections:
         key = sec.title.strip().lower()
         if key in ("purpose", "business context", "notes"):
@@ -211,124 +223,181 @@ def _doc_chunks(b: _Builder, doc: ParsedDoc, table: Table, source: str) -> set[s
                     continue
                 if col:
                     documented.add(col.name.lower())
-                b.add(
-                    name,
-                    "column",
-                    col_name,
-                    f"{name}.{col_name}\n{sub.body}",
-                    title=f"{name}.{col_name}",
-                    source=source,
-                    line=sub.start_line,
-                    extra_keywords=[col_name.lower()],
+                emit(
+                    b.make(
+                        name,
+                        "column",
+                        col_name,
+                        f"{name}.{col_name}\n{sub.body}",
+                        title=f"{name}.{col_name}",
+                        source=source,
+                        line=sub.start_line,
+                        extra_keywords=[col_name.lower()],
+                    )
                 )
         elif key in ("common queries", "queries", "query patterns"):
             for sub in sec.children:
                 extra = set().union(*(b.sql_tables(s) for s in sub.sql_blocks)) if sub.sql_blocks else set()
-                b.add(
-                    name,
-                    "query",
-                    None,
-                    f"{name}: {sub.title}\n{sub.body}",
-                    title=f"{name}: {sub.title}",
-                    source=source,
-                    line=sub.start_line,
-                    extra_related=extra,
+                emit(
+                    b.make(
+                        name,
+                        "query",
+                        None,
+                        f"{name}: {sub.title}\n{sub.body}",
+                        title=f"{name}: {sub.title}",
+                        source=source,
+                        line=sub.start_line,
+                        extra_related=extra,
+                    )
                 )
         elif key in ("relationships", "relationship"):
-            b.add(
-                name,
-                "relationship",
-                None,
-                f"{name} relationships\n{sec.body}",
-                title=f"{name}: Relationships",
-                source=source,
-                line=sec.start_line,
+            emit(
+                b.make(
+                    name,
+                    "relationship",
+                    None,
+                    f"{name} relationships\n{sec.body}",
+                    title=f"{name}: Relationships",
+                    source=source,
+                    line=sec.start_line,
+                )
             )
         elif key in ("examples", "example"):
-            b.add(
-                name,
-                "example",
-                None,
-                f"{name} examples\n{sec.body}",
-                title=f"{name}: Examples",
-                source=source,
-                line=sec.start_line,
+            emit(
+                b.make(
+                    name,
+                    "example",
+                    None,
+                    f"{name} examples\n{sec.body}",
+                    title=f"{name}: Examples",
+                    source=source,
+                    line=sec.start_line,
+                )
             )
         else:  # unknown H2 sections still carry meaning: keep them with the overview
             overview.append((sec, f"{sec.title}:\n{sec.body}"))
     if overview:
         text = f"Table {name}\n" + "\n\n".join(t for _, t in overview)
-        b.add(
-            name,
-            "overview",
-            None,
-            text,
-            title=f"{name}: overview",
-            source=source,
-            line=overview[0][0].start_line,
+        emit(
+            b.make(
+                name,
+                "overview",
+                None,
+                text,
+                title=f"{name}: overview",
+                source=source,
+                line=overview[0][0].start_line,
+            )
         )
-    return documented
+    return out, documented
 
 
-def chunk_database(
-    db: Database, doc_files: dict[str, str], config: ChunkingConfig | None = None, docs_label: str = "docs"
-) -> ChunkSet:
-    """Chunks for ``db`` from its schema and the given doc texts (``{file name: text}``)."""
-    config = config or ChunkingConfig()
-    b = _Builder(db, config)
-    warnings: list[str] = []
-    used: list[str] = []
-    documented: dict[str, set[str]] = {}
-    for fname in sorted(doc_files):
-        source = f"{docs_label}/{fname}"
-        try:
-            if fname == "_index.md":
-                doc = parse_markdown(doc_files[fname], source, index=True)
-                text = "\n\n".join(f"{s.title}:\n{s.body}" for s in doc.sections) or doc.title
-                b.add(
-                    None,
-                    "database",
-                    None,
-                    f"Database {db.name}\n{text}",
-                    title=f"{db.name}: database",
-                    source=source,
-                    line=1,
-                )
-                used.append(fname)
-                continue
-            doc = parse_markdown(doc_files[fname], source)
-            table = db.table(doc.name)
-            if table is None:
-                raise DocParseError(f"{source}: table {doc.name!r} is not in the schema of {db.name!r}")
-        except DocParseError as exc:
-            warnings.append(f"{exc}; file skipped")
-            log.warning("%s; file skipped", exc)
-            continue
-        used.append(fname)
-        documented.setdefault(table.name, set()).update(_doc_chunks(b, doc, table, source))
-    for table in db.tables:
-        b.add(
-            table.name,
+def _schema_specs(
+    db: Database, table: Table, documented: set[str], config: ChunkingConfig
+) -> list[tuple[str, str | None, str, str, str]]:
+    """``(type, column, text, title, keyword)`` of each chunk made from ``table``'s schema: its
+    table chunk, and a column chunk per column its docs do not cover. These, the table's
+    neighbours and the database context are everything those chunks depend on (the cache key)."""
+    specs: list[tuple[str, str | None, str, str, str]] = [
+        (
             "table",
             None,
             _table_chunk_text(db, table, config.max_sample_values),
-            title=f"{table.name}: table",
-            extra_keywords=[table.name.lower()],
+            f"{table.name}: table",
+            table.name.lower(),
         )
-        if not config.schema_column_chunks:
-            continue
+    ]
+    if config.schema_column_chunks:
         for col in table.columns:
-            if col.name.lower() in documented.get(table.name, set()):
-                continue
-            b.add(
-                table.name,
-                "column",
-                col.name,
-                _schema_column_text(table, col, config.max_sample_values),
-                title=f"{table.name}.{col.name}",
-                extra_keywords=[col.name.lower()],
+            if col.name.lower() not in documented:
+                text = _schema_column_text(table, col, config.max_sample_values)
+                specs.append(("column", col.name, text, f"{table.name}.{col.name}", col.name.lower()))
+    return specs
+
+
+def _parse_doc(b: _Builder, fname: str, text: str, source: str) -> tuple[Table | None, ParsedDoc | None]:
+    """A table doc's table and parse; ``_index.md`` adds its database chunk here (None, None)."""
+    db = b.db
+    if fname == "_index.md":
+        doc = parse_markdown(text, source, index=True)
+        body = "\n\n".join(f"{s.title}:\n{s.body}" for s in doc.sections) or doc.title
+        b.push(
+            b.make(
+                None,
+                "database",
+                None,
+                f"Database {db.name}\n{body}",
+                title=f"{db.name}: database",
+                source=source,
+                line=1,
             )
-    return ChunkSet(chunks=b.chunks, warnings=warnings, doc_files=used)
+        )
+        return None, None
+    doc = parse_markdown(text, source)
+    table = db.table(doc.name)
+    if table is None:
+        raise DocParseError(f"{source}: table {doc.name!r} is not in the schema of {db.name!r}")
+    return table, doc
+
+
+@without_gc
+def chunk_database(
+    db: Database,
+    doc_files: dict[str, str],
+    config: ChunkingConfig | None = None,
+    docs_label: str = "docs",
+    cache: ChunkCache | None = None,
+) -> ChunkSet:
+    """Chunks for ``db`` from its schema and the given doc texts (``{file name: text}``).
+
+    With ``cache``, a table doc whose text, table and database context are unchanged is not
+    parsed, and a table whose schema-derived chunk texts are unchanged is not re-tokenized:
+    their chunks are replayed from the cache (:mod:`.chunk_cache`), which then keeps only what
+    this call used. The chunks are the same either way.
+    """
+    config = config or ChunkingConfig()
+    b = _Builder(db, config)
+    memo = ChunkMemo(
+        cache, db, config.to_json(), docs_label, {f: t for f, t in doc_files.items() if f != "_index.md"}
+    )
+    warnings: list[str] = []
+    used: list[str] = []
+    parsed: list[str] = []
+    documented: dict[str, set[str]] = {}
+    for fname in sorted(doc_files):
+        hit = memo.doc(fname)
+        if hit is None:
+            parsed.append(fname)
+            source = f"{docs_label}/{fname}"
+            try:
+                table, doc = _parse_doc(b, fname, doc_files[fname], source)
+            except DocParseError as exc:
+                warnings.append(f"{exc}; file skipped")
+                log.warning("%s; file skipped", exc)
+                continue
+            if table is None or doc is None:  # _index.md: its database chunk is in
+                used.append(fname)
+                continue
+            hit = memo.put_doc(fname, table, *_doc_chunks(b, doc, table, source))
+        used.append(fname)
+        for chunk in hit.chunks:
+            b.push(chunk)
+        documented.setdefault(hit.table, set()).update(hit.documented)
+    specs = {t.name: _schema_specs(db, t, documented.get(t.name, set()), config) for t in db.tables}
+    keys = memo.schema_keys(specs)
+    for table in db.tables:
+        chunks = memo.schema(keys.get(table.name))
+        if chunks is None:
+            made = [
+                b.make(table.name, ctype, col, text, title=title, extra_keywords=[kw])
+                for ctype, col, text, title, kw in specs[table.name]
+            ]
+            chunks = [c for c in made if c is not None]
+            memo.put_schema(keys.get(table.name), table.name, chunks)
+        for chunk in chunks:
+            b.push(chunk)
+    memo.finish()
+    return ChunkSet(chunks=b.chunks, warnings=warnings, doc_files=used, parsed=parsed)
 
 
 def chunk_from_disk(db: Database, docs: Path, config: ChunkingConfig | None = None) -> ChunkSet:
