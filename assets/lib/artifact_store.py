@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 
 from schemarag import __version__
+from schemarag.assets.lib.gc_pause import without_gc
+from schemarag.assets.lib.tables_cache import TablesCache, tables_key
 from schemarag.runtime.artifact.chunk_model import CHUNK_FIELDS, Chunk
 from schemarag.runtime.artifact.format import (
     CURRENT,
@@ -88,13 +90,23 @@ def _fsync_path(path: Path) -> None:
         os.close(fd)
 
 
-def _write_parquet(chunks: list[Chunk], db: Database, folder: Path) -> None:
+def _chunk_columns(chunks: list[Chunk]) -> dict[str, list[Any]]:
+    """:data:`CHUNK_FIELDS` as columns, the values :meth:`Chunk.to_dict` gives, without a dict
+    per chunk (that was half of writing ``chunks.parquet`` for a 120,000-column warehouse)."""
+    cols: dict[str, list[Any]] = {}
+    for f in CHUNK_FIELDS:
+        if f in ("related_tables", "keywords"):
+            cols[f] = [list(getattr(c, f)) for c in chunks]
+        else:
+            cols[f] = [getattr(c, f) for c in chunks]
+    return cols
+
+
+def _write_tables(db: Database, path: Path) -> None:
+    """``tables.parquet``: one row per table, its DDL pieces rendered once (sqlglot)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = [c.to_dict() for c in chunks]
-    cols = {f: [r[f] for r in rows] for f in CHUNK_FIELDS}
-    pq.write_table(pa.table(cols), folder / "chunks.parquet")
     ddl = render_schema(db)
     tnames = [t.name for t in db.tables]
     pq.write_table(
@@ -113,12 +125,34 @@ def _write_parquet(chunks: list[Chunk], db: Database, folder: Path) -> None:
                 "neighbours": [sorted(db.neighbours(n)) for n in tnames],
             }
         ),
-        folder / "tables.parquet",
+        path,
     )
 
 
-def _write_lance(payload: ArtifactPayload, folder: Path) -> None:
-    """LanceDB copy of the chunks with vectors and a full-text index, for scale-out readers."""
+def _write_parquet(payload: ArtifactPayload, folder: Path, tables_cache: TablesCache | None) -> Any:
+    """Write ``chunks.parquet`` and ``tables.parquet``; returns the chunks as an Arrow table
+    (:func:`_write_lance` reuses its columns). ``tables.parquet`` is copied from
+    ``tables_cache`` when it holds the file for these exact schema bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chunk_table = pa.table(_chunk_columns(payload.chunks))
+    pq.write_table(chunk_table, folder / "chunks.parquet")
+    tables = folder / "tables.parquet"
+    key = tables_key(payload.schema_bytes) if tables_cache else ""
+    cached = tables_cache.get(key) if tables_cache else None
+    if cached is not None:
+        tables.write_bytes(cached)
+    else:
+        _write_tables(payload.database, tables)
+        if tables_cache:
+            tables_cache.put(key, tables.read_bytes())
+    return chunk_table
+
+
+def _write_lance(payload: ArtifactPayload, chunk_table: Any, folder: Path) -> None:
+    """LanceDB copy of the chunks with vectors and a full-text index, for scale-out readers.
+    ``chunk_table`` is :func:`_write_parquet`'s Arrow table of the same chunks."""
     import lancedb
     import pyarrow as pa
 
@@ -127,11 +161,10 @@ def _write_lance(payload: ArtifactPayload, folder: Path) -> None:
     table = pa.table(
         {
             "chunk_idx": pa.array(range(len(payload.chunks)), type=pa.int32()),
-            "chunk_id": [c.chunk_id for c in payload.chunks],
-            "table": [c.table for c in payload.chunks],
-            "chunk_type": [c.chunk_type for c in payload.chunks],
-            "column": [c.column for c in payload.chunks],
-            "text": [c.text for c in payload.chunks],
+            **{
+                name: chunk_table.column(name)
+                for name in ("chunk_id", "table", "chunk_type", "column", "text")
+            },
             "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
         }
     )
@@ -195,19 +228,27 @@ def sweep_dead_staging(db_root: Path) -> list[str]:
     return removed
 
 
-def write_artifact(db_root: Path, payload: ArtifactPayload, write_lance: bool = True) -> tuple[Path, bool]:
+@without_gc
+def write_artifact(
+    db_root: Path, payload: ArtifactPayload, write_lance: bool = True, tables_cache: TablesCache | None = None
+) -> tuple[Path, bool]:
     """Write ``payload`` as ``<db_root>/<key>``; ``(path, built)`` with built=False if it existed."""
     final = db_root / payload.key
     if (final / MANIFEST).is_file():
         return final, False
     with staging_folder(db_root, payload.key) as staging:
-        return _write_staged(staging, final, db_root, payload, write_lance)
+        return _write_staged(staging, final, db_root, payload, write_lance, tables_cache)
 
 
 def _write_staged(
-    staging: Path, final: Path, db_root: Path, payload: ArtifactPayload, write_lance: bool
+    staging: Path,
+    final: Path,
+    db_root: Path,
+    payload: ArtifactPayload,
+    write_lance: bool,
+    tables_cache: TablesCache | None,
 ) -> tuple[Path, bool]:
-    _write_parquet(payload.chunks, payload.database, staging)
+    chunk_table = _write_parquet(payload, staging, tables_cache)
     (staging / "schema.json").write_bytes(payload.schema_bytes)
     (staging / "vocab.json").write_text(json.dumps(list(payload.bm25.vocab)), encoding="utf-8")
     arrays = {
@@ -223,7 +264,7 @@ def _write_staged(
     for name, arr in arrays.items():
         np.save(staging / name, arr, allow_pickle=False)
     if write_lance:
-        _write_lance(payload, staging)
+        _write_lance(payload, chunk_table, staging)
     manifest = _manifest(payload, staging)
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
     for p in staging.rglob("*"):
