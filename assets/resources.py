@@ -53,13 +53,17 @@ class EmbeddingModel(dg.ConfigurableResource):
     """The passage-embedding model (offline). ``model_name``: a catalogue name or alias
     (``schemarag.runtime.search.model_catalog``; None = ``$SCHEMARAG_EMBEDDING_MODEL``, else
     all-MiniLM-L6-v2); ``model_dir=None`` = the catalogue's folder; ``dimension=None`` = the
-    catalogue's. The chosen model's identity goes into every manifest and key."""
+    catalogue's. The chosen model's identity goes into every manifest and key. ``threads``: ONNX
+    threads (None = one per core); it changes no vector, only how runs side by side share cores."""
 
     model_name: str | None = None
     model_dir: str | None = None
     dimension: int | None = None
+    threads: int | None = None
 
     def embedder(self) -> Embedder:
         return Embedder.get(
-            ModelSpec(name=self.model_name, model_dir=self.model_dir, dimension=self.dimension)
+            ModelSpec(
+                name=self.model_name, model_dir=self.model_dir, dimension=self.dimension, threads=self.threads
+            )
         )

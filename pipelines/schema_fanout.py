@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -135,6 +136,9 @@ def embed_schemas_in_parallel(
         progress(f"{len(keys)} schema partition(s) ({', '.join(keys)}) on {workers} worker process(es)")
     paths = index_paths.model_dump(exclude_none=True)
     model = embedding_model.model_dump(exclude_none=True)
+    # one ONNX session per core by default: N partitions side by side would each start one
+    # thread per core and fight over them (same vectors either way: tests/assets/test_embed_shards.py)
+    model.setdefault("threads", max(1, (os.cpu_count() or 1) // workers))
     ctx = multiprocessing.get_context("spawn")  # as fanout: no forked ONNX/BLAS thread state
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures = [pool.submit(run_schema_partition, instance.get_ref(), k, paths, model) for k in keys]

@@ -91,3 +91,13 @@ def test_shards_carry_vectors_to_another_cache(tmp_path: Path) -> None:
         cache.close()
     assert all(np.array_equal(got[k], v) for k, v in vectors.items())
     assert pull_shards(uri, "acme", "wh", embedder, cache) == 0  # another tenant's shards: none
+
+
+def test_partitions_may_run_with_fewer_onnx_threads_and_get_the_same_vectors() -> None:
+    """Side-by-side partitions run one ONNX thread each (schema_fanout): no vector may change."""
+    from schemarag.runtime.search.embedding import ModelSpec
+
+    texts = [f"column c{i}\n" + "word " * (i % 37) for i in range(48)]
+    one = Embedder.get(ModelSpec(threads=1))
+    assert one.checksum == Embedder.get().checksum
+    assert np.array_equal(one.passage_embed(texts), Embedder.get().passage_embed(texts))
