@@ -236,13 +236,12 @@ def assemble(
     described: Iterable[str] | None = None,
     fk_columns: set[str] | None = None,
     compact: Sequence[str] = (),
-    hidden: int = 0,
 ) -> str:
     """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns),
     ``described`` (when given) limits the description comments to those columns, and
     ``fk_columns`` (lower-case, when given) the FOREIGN KEY lines to those columns.
     ``compact`` columns are listed by name only in a closing comment (a few tokens each,
-    so a column the ranking under-rated is still there); ``hidden`` counts columns left out."""
+    so a column the ranking under-rated is still there)."""
     keep: set[str] | None = None
     if columns is not None:
         keep = {c.lower() for c in columns} | {c.lower() for c in ddl.key_columns}
@@ -264,8 +263,6 @@ def assemble(
         lines.append(f"  {sql}{sep}" + (f" -- {comment}" if comment else ""))
     if compact:
         lines.append("  -- also: " + ", ".join(name_sql(ddl, c) for c in compact))
-    if hidden:
-        lines.append(f"  -- ({hidden} more columns not shown)")
     return f"CREATE TABLE {ddl.name_sql} (\n" + "\n".join(lines) + "\n);"
 
 
@@ -290,8 +287,11 @@ def format_tables(
     )
 
 
-# What a table shows at each detail level: 0 focused DDL with descriptions and the other
-# columns by name; 1 the same without descriptions; 2 focused DDL only; 3 names only.
+# What a table shows at each detail level, each smaller than the one before: 0 focused DDL
+# with descriptions and the other columns by name; 1 the same without descriptions; 2 one line
+# of table and column names (every name level 1 shows: a column stays visible, only its type,
+# key lines and description go); 3 the names of the focused and key columns and a count of
+# the rest. Names come before DDL-only because a name is what a query needs to exist.
 DETAIL_LEVELS = 4
 
 
@@ -314,17 +314,19 @@ def _table_text(
     say = described.get(t.name) if described is not None else None
     rest = list(compact.get(t.name, ())) if compact else []
     level = levels.get(t.name, 0) if levels else 0
-    if level >= 3:
+    if level >= 2:
         keep = {c.lower() for c in (cols or piece.columns)} | {c.lower() for c in piece.key_columns}
         names = [name_sql(piece, c) for c in piece.columns if c.lower() in keep]
-        return f"-- table {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
+        if level == 2:
+            return f"-- table {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
+        more = f" (+{len(rest)} more columns)" if rest else ""
+        return f"-- table {piece.name_sql}: " + ", ".join(names) + more
     fks = None
     if columns is not None:  # focused: a FOREIGN KEY line to a table not shown is dead weight
         fks = {c.name.lower() for c in t.columns if c.foreign_key and c.foreign_key.table.lower() in shown}
     if level >= 1:
         say = []
-    hidden = len(rest) if level >= 2 else 0
-    return assemble(piece, cols, described=say, fk_columns=fks, compact=() if hidden else rest, hidden=hidden)
+    return assemble(piece, cols, described=say, fk_columns=fks, compact=rest)
 
 
 def format_ranking(
@@ -336,10 +338,25 @@ def format_ranking(
     """The focused schema of a :class:`TableRanking`: exactly what the generator is given and
     what ``schemarag eval`` measures.
 
-    Under ``token_budget`` tables are thinned in rounds, lowest-ranked first: descriptions go,
-    then the names-only lists, then tables shrink to their table and column names. No kept
-    table is dropped, so the result can exceed a budget too small for every table's names.
+    Under ``token_budget`` (and the ranking's own, from ``ColumnPolicy.context_share``; the
+    smaller wins) tables are thinned in rounds, lowest-ranked first, through
+    :data:`DETAIL_LEVELS`: descriptions go, then tables shrink to their table and column names,
+    then to the names of their focused columns. No kept table is dropped, so the result can
+    exceed a budget too small for every table's names.
     """
+    return "\n\n".join(focused_parts(db, ranking, ddl, token_budget)[1].values())
+
+
+def focused_parts(
+    db: Database,
+    ranking: TableRanking,
+    ddl: dict[str, TableDDL] | None = None,
+    token_budget: int | None = None,
+) -> tuple[dict[str, int], dict[str, str]]:
+    """``(detail level, text)`` per kept table of :func:`format_ranking`'s output: what an
+    evaluation needs to tell which columns a thinned table still shows."""
+    budgets = [b for b in (token_budget, ranking.token_budget) if b is not None]
+    token_budget = min(budgets) if budgets else None
     tables = list(ranking.tables)
     columns = dict(ranking.columns) or None
     described = dict(ranking.described) if ranking.columns else None
@@ -361,7 +378,7 @@ def format_ranking(
                 before = parts[t]
                 parts[t] = _table_text(db, t, shown, columns, ddl, described, compact, levels)
                 total += estimate_tokens(parts[t]) - estimate_tokens(before)
-    return "\n\n".join(parts.values())
+    return levels, parts
 
 
 def format_full_schema(db: Database, ddl: dict[str, TableDDL] | None = None) -> str:

@@ -23,7 +23,7 @@ from schemarag.runtime.artifact.format import CURRENT, LANCE_DIR, MANIFEST, NPY_
 from schemarag.runtime.artifact.manifest import Manifest, check_identity, read_manifest, read_pointer
 from schemarag.runtime.artifact.naming import join_like
 from schemarag.runtime.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
-from schemarag.runtime.formatting import TableDDL
+from schemarag.runtime.formatting import TableDDL, assemble
 from schemarag.runtime.schema import Database, parse_schema
 from schemarag.runtime.search.text_tokens import TOKENIZER_CONFIG
 
@@ -192,6 +192,25 @@ class IndexArtifact:
                 names.append(src)
             ids[i] = index[src]
         return ids, names
+
+    @cached_property
+    def table_source(self) -> dict[str, int]:
+        """Table name -> its source index in :attr:`table_sources`."""
+        src_ids, _ = self.table_sources
+        return {t: int(src_ids[i]) for i, t in enumerate(self.table_names)}
+
+    @cached_property
+    def source_schema_chars(self) -> np.ndarray:
+        """Per source database (as in :attr:`table_sources`), the characters of its full schema
+        rendered as CREATE TABLE statements: what a focused schema's share is measured against
+        (``ColumnPolicy.context_share``). One rendering per opened version, not per request."""
+        src_ids, names = self.table_sources
+        out = np.zeros(len(names), dtype=np.int64)
+        for i, t in enumerate(self.table_names):
+            piece = self.ddl.get(t)
+            if piece is not None:
+                out[src_ids[i]] += len(assemble(piece)) + 2
+        return out
 
     @cached_property
     def chunk_sources(self) -> np.ndarray:

@@ -91,3 +91,4 @@ class TableRanking:
     ranked: list[str] = field(default_factory=list)  # every table, best first
     described: dict[str, list[str]] = field(default_factory=dict)  # kept columns shown with a description
     compact: dict[str, list[str]] = field(default_factory=dict)  # other columns, shown by name only
+    token_budget: int | None = None  # the focused schema's size cap (ColumnPolicy.context_share)

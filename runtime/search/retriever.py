@@ -45,7 +45,7 @@ from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.model_catalog import calibration_for, index_model_spec
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_ranking import rank_tables_from_scores
+from schemarag.runtime.search.table_ranking import ColumnPolicy, rank_tables_from_scores
 from schemarag.runtime.search.versions import ServedVersion
 
 __all__ = ["PinnedIndex", "Retriever", "question_windows"]
@@ -326,10 +326,17 @@ class Retriever:
         return result
 
     def rank_tables(
-        self, question: str, budget: int, method: str = "hybrid", fk_expand: bool = True
+        self,
+        question: str,
+        budget: int,
+        method: str = "hybrid",
+        fk_expand: bool = True,
+        policy: ColumnPolicy | None = None,
     ) -> TableRanking:
-        """Tables for a focused schema of at most ``budget`` tables (after FK expansion)."""
-        return self.pin().rank_tables(question, budget, method, fk_expand)
+        """Tables for a focused schema of at most ``budget`` tables (after FK expansion);
+        ``policy`` says what each table shows (e.g. ``ColumnPolicy(context_share=0.3)`` caps
+        the focused schema at 30 % of the full one)."""
+        return self.pin().rank_tables(question, budget, method, fk_expand, policy)
 
 
 @dataclass(frozen=True)
@@ -371,7 +378,12 @@ class PinnedIndex:
         )
 
     def rank_tables(
-        self, question: str, budget: int, method: str = "hybrid", fk_expand: bool = True
+        self,
+        question: str,
+        budget: int,
+        method: str = "hybrid",
+        fk_expand: bool = True,
+        policy: ColumnPolicy | None = None,
     ) -> TableRanking:
         rel, _, _ = self.retriever.score_chunks(question, method, snapshot=self.artifact)
         return rank_tables_from_scores(
@@ -380,5 +392,6 @@ class PinnedIndex:
             budget,
             fk_expand=fk_expand,
             question=question,
+            policy=policy,
             calibration=self.retriever.calibration,
         )

@@ -25,7 +25,9 @@
   description; only focused columns carry one. The other columns of a strong table (of every
   kept table with ``rest_tables="all"``) are listed by name only (``compact``), so a column
   the ranking missed is still in the prompt at a few tokens. A column counts as named when
-  the question contains its name, or every word of it (stemmed).
+  the question contains its name, or every word of it (stemmed). ``context_share`` caps the
+  whole focused schema at a share of the full one: ``format_ranking`` then thins the
+  lowest-ranked tables to a line of names (``formatting.DETAIL_LEVELS``).
 * **FK expansion** under the budget: after each table, its FK neighbours with comparable
   evidence are pulled forward, so join partners arrive with the table that needs them.
 """
@@ -184,8 +186,25 @@ def rank_tables_from_scores(
     scores_kept = {t: score_of[t] for t in kept}
     columns, described, compact = select_columns(art, rel, kept, scores_kept, question or "", policy)
     return TableRanking(
-        tables=kept, columns=columns, scores=scores_kept, ranked=ranked, described=described, compact=compact
+        tables=kept,
+        columns=columns,
+        scores=scores_kept,
+        ranked=ranked,
+        described=described,
+        compact=compact,
+        token_budget=share_budget(art, kept, policy.context_share),
     )
+
+
+def share_budget(art: IndexArtifact, tables: list[str], share: float | None) -> int | None:
+    """Tokens allowed by ``share`` of the full schema of the databases ``tables`` come from
+    (their union source, or the whole index): a ratio that means the same on a 7-table
+    database and in a 600-table union. Lengths were summed once per opened version."""
+    if share is None:
+        return None
+    of = art.table_source
+    chars = sum(int(art.source_schema_chars[i]) for i in {of[t] for t in tables if t in of})
+    return max(1, int(share * chars / 4))  # ~4 characters per token, as estimate_tokens
 
 
 def _path_to(art: IndexArtifact, start: str, component: set[str]) -> list[str]:
@@ -237,15 +256,27 @@ def complete_join_paths(art: IndexArtifact, kept: list[str], budget: int) -> lis
 class ColumnPolicy:
     """How much of each kept table the focused schema shows (see the module docstring)."""
 
-    # Defaults: the policy `eval --cross-validate columns` chose on all 11 BIRD dev databases
-    # (10 of 11 leave-one-out folds agree; README "Retrieval quality on BIRD").
+    # Defaults: the uncapped policy that `eval --cross-validate columns` chose before the size
+    # cap existed. Under a 0.30 context-ratio cap the folds choose COMPACT_COLUMN_POLICY (below);
+    # it stays opt-in because it trades the types and descriptions of lower-ranked tables for
+    # size, which retrieval metrics cannot price (README "Retrieval quality on BIRD").
     table_ratio: float = 0.5
     columns_by_rank: tuple[int, ...] = (3, 2, 1)
     column_ratio: float = 0.7
     rest_tables: str = "strong"  # whose other columns are listed by name: "strong", "all" or "none"
+    # Size cap of the focused schema as a share of the full schema of the kept tables'
+    # databases: past it, format_ranking thins the lowest-ranked tables to names (see
+    # formatting.DETAIL_LEVELS). None: no cap beyond a caller's token budget.
+    context_share: float | None = None
 
 
 DEFAULT_COLUMN_POLICY = ColumnPolicy()
+# What leave-one-database-out chose on BIRD dev (11 of 11 folds) for "max column SRR at a
+# context ratio <= 0.30": more columns per strong table, names of every kept table's other
+# columns, and the whole focused schema capped at 30 % of the full one.
+COMPACT_COLUMN_POLICY = ColumnPolicy(
+    table_ratio=0.3, columns_by_rank=(6, 3, 1), column_ratio=0.55, rest_tables="all", context_share=0.3
+)
 _WORDS = re.compile(r"[^a-z0-9]+")
 
 

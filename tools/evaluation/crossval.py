@@ -39,6 +39,8 @@ from schemarag.tools.evaluation.metrics import aggregate
 log = logging.getLogger(__name__)
 
 FAMILIES = ("columns", "tables", "adaptive", "routing")
+# ColumnPolicy.context_share candidates (size cap as a share of the full schema)
+CONTEXT_SHARES = (0.2, 0.25, 0.3)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class Knobs:
             "columns_by_rank": list(pol.columns_by_rank),
             "column_ratio": pol.column_ratio,
             "rest_tables": pol.rest_tables,
+            "context_share": pol.context_share,
             "confidence": self.confidence,
             "join_paths": self.join_paths,
             "route_coverage": self.route_coverage,
@@ -72,15 +75,16 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
     """Candidates for one knob family; the other knobs stay at ``base``. ``small``: a fixed
     subset for slow machines (names-only lists on every kept table, one column ratio)."""
     base = base or Knobs()
-    if family == "columns":  # what each kept table shows, and how many weak tables stay
+    if family == "columns":  # what each kept table shows, how many weak tables stay, and the size cap
         return [
-            replace(base, policy=ColumnPolicy(tr, cbr, cr, rest), confidence=conf)
-            for tr, cbr, cr, rest, conf in itertools.product(
+            replace(base, policy=ColumnPolicy(tr, cbr, cr, rest, share), confidence=conf)
+            for tr, cbr, cr, rest, share, conf in itertools.product(
                 (0.3, 0.5),
                 ((6, 3, 1), (3, 2, 1)),
                 (0.55,) if small else (0.55, 0.7),
                 ("all",) if small else ("strong", "all"),
-                (None, 0.4, 0.6),
+                (None, *CONTEXT_SHARES),
+                (None, 0.6),
             )
         ]
     if family == "tables":  # cos_floor around the model's own (0.1, 0.15, 0.2 for MiniLM-L6)
@@ -101,9 +105,9 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
 def objective(family: str, max_ratio: float, max_tables: float) -> Callable[[dict[str, Any]], tuple]:
     """A sort key over aggregate metrics (larger is better) for a knob family."""
 
-    def columns(m: dict[str, Any]) -> tuple:
+    def columns(m: dict[str, Any]) -> tuple:  # ties on SRR go to more columns shown as DDL
         ok = m["context_ratio"] <= max_ratio
-        return (ok, m["column_srr"] if ok else -m["context_ratio"])
+        return (ok, m["column_srr"] if ok else -m["context_ratio"], m.get("column_srr_ddl", 0.0))
 
     def tables(m: dict[str, Any]) -> tuple:
         cr = m.get("complete_recall") or {}
@@ -239,7 +243,7 @@ def records_for(
 ) -> list[dict[str, Any]]:
     """Per question, the harness record (kept tables per budget, shown columns, tokens) under ``knobs``."""
     from schemarag.runtime.artifact.chunk_model import estimate_tokens
-    from schemarag.runtime.formatting import format_ranking
+    from schemarag.runtime.formatting import focused_parts
     from schemarag.runtime.search.table_ranking import rank_tables_from_scores
     from schemarag.tools.evaluation.harness import shown_columns
 
@@ -264,13 +268,15 @@ def records_for(
             )
 
         ranking = rank(top)
+        levels, parts = focused_parts(source.db, ranking, source.ddl)
         kept = {b: list(rank(b).tables) for b in budgets if b != top}
         kept[top] = list(ranking.tables)
         out.append(
             {
                 "kept_by_budget": kept,
-                "kept_columns": shown_columns(source, ranking),
-                "focused_tokens": estimate_tokens(format_ranking(source.db, ranking, source.ddl)),
+                "kept_columns": shown_columns(source, ranking, levels),
+                "ddl_columns": shown_columns(source, ranking, levels, ddl_only=True),
+                "focused_tokens": estimate_tokens("\n\n".join(parts.values())),
                 "full_tokens": source.full_tokens,
                 "latency_ms": 0.0,  # not timed here; the plain eval times the shipped setting
                 "gold_tables": item.gold_tables,

@@ -90,25 +90,38 @@ def _view(source: _Datasource, db_id: str, union: bool) -> SchemaView:
     return source.views[key]
 
 
-def shown_columns(source: Any, ranking: TableRanking) -> dict[str, list]:
+def shown_columns(
+    source: Any, ranking: TableRanking, levels: dict[str, int] | None = None, ddl_only: bool = False
+) -> dict[str, list]:
     """Columns the focused schema shows per table (``source`` has ``db`` and ``ddl``): the
-    kept ones, keys, and those listed by name only; or all of them when not pruned."""
+    kept ones, keys, and those listed by name only; or all of them when not pruned.
+
+    ``levels`` (from :func:`~schemarag.runtime.formatting.focused_parts`) says how far a token
+    budget thinned each table: a names line still shows its names, the last level only the
+    focused ones. ``ddl_only``: just the columns shown as a typed DDL line (the stricter view
+    behind ``column_srr_ddl``: present with a type and, when focused, a description)."""
     out: dict[str, list[str]] = {}
     columns, compact = dict(ranking.columns), dict(ranking.compact)
+    levels = levels or {}
     for name in ranking.tables:
         table = source.db.table(name)
         if table is None:
             continue
-        if table.name in columns:
+        level = levels.get(table.name, 0)
+        if ddl_only and level >= 2:
+            out[table.name] = []
+        elif table.name in columns:
             shown = set(columns[table.name]) | set(source.ddl[table.name].key_columns)
-            out[table.name] = sorted(shown | set(compact.get(table.name, ())))
+            if level <= 2 and not ddl_only:
+                shown |= set(compact.get(table.name, ()))
+            out[table.name] = sorted(shown)
         else:
             out[table.name] = [c.name for c in table.columns]
     return out
 
 
 def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: EvalConfig) -> dict[str, Any]:
-    from schemarag.runtime.formatting import format_ranking
+    from schemarag.runtime.formatting import focused_parts
     from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 
     budgets = config.budgets
@@ -131,7 +144,8 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
     started = time.perf_counter()
     rel, _, _ = source.retriever.score_chunks(text, method)
     ranking = rank(rel, top)
-    focused = format_ranking(source.db, ranking, source.ddl)
+    levels, parts = focused_parts(source.db, ranking, source.ddl)
+    focused = "\n\n".join(parts.values())
     latency = (time.perf_counter() - started) * 1000.0
     for budget in sorted(budgets):
         if budget != top:
@@ -139,7 +153,8 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
     kept_by_budget[top] = list(ranking.tables)
     return {
         "kept_by_budget": kept_by_budget,
-        "kept_columns": shown_columns(source, ranking),
+        "kept_columns": shown_columns(source, ranking, levels),
+        "ddl_columns": shown_columns(source, ranking, levels, ddl_only=True),
         "scores": {k: round(float(v), 6) for k, v in ranking.scores.items()},
         "focused_tokens": estimate_tokens(focused),
         "full_tokens": source.full_tokens,

@@ -109,6 +109,9 @@ def aggregate(records: Sequence[Mapping[str, Any]], budgets: Sequence[int]) -> d
     return {
         "complete_recall": {str(b): hits[b] / n if n else 0.0 for b in budgets},
         "column_srr": _mean([float(column_srr(r["kept_columns"], r["gold_columns"])) for r in scored]),
+        "column_srr_ddl": _mean(
+            [float(column_srr(r.get("ddl_columns", r["kept_columns"]), r["gold_columns"])) for r in scored]
+        ),
         "table_recall": _mean([table_recall(r["kept_by_budget"][top], r["gold_tables"]) for r in scored]),
         "precision": _mean([precision(r["kept_by_budget"][top], r["gold_tables"]) for r in scored]),
         "context_ratio": _mean([context_ratio(r["focused_tokens"], r["full_tokens"]) for r in scored]),

@@ -11,9 +11,10 @@ import pytest
 from retrieval_support import build
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
-from schemarag.runtime.formatting import format_ranking
+from schemarag.runtime.formatting import DETAIL_LEVELS, focused_parts, format_full_schema, format_ranking
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.runtime.search.table_ranking import (
+    COMPACT_COLUMN_POLICY,
     ColumnPolicy,
     complete_join_paths,
     rank_tables_from_scores,
@@ -69,6 +70,39 @@ def test_token_budget_thins_tables_but_never_drops_one(b2b: Retriever) -> None:
         assert names_only == sorted(names_only)
     assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0]
     assert f"-- table {ranking.tables[-1]}: " in format_ranking(b2b.schema, ranking, ddl, token_budget=10)
+
+
+def test_context_share_thins_to_names_lowest_ranked_first(b2b: Retriever) -> None:
+    art = b2b.artifact
+    full_tokens = estimate_tokens(format_full_schema(b2b.schema, ddl=art.ddl))
+    open_ended = _rank(b2b, budget=8, policy=ColumnPolicy(rest_tables="all"))
+    assert open_ended.token_budget is None
+    sizes = [estimate_tokens(format_ranking(b2b.schema, open_ended, art.ddl))]
+    for share in (0.8, 0.4, 0.2, 0.01):
+        ranking = _rank(b2b, budget=8, policy=ColumnPolicy(rest_tables="all", context_share=share))
+        assert ranking.tables == open_ended.tables and ranking.columns == open_ended.columns
+        assert ranking.token_budget == pytest.approx(share * full_tokens, rel=0.05)  # of the full schema
+        levels, parts = focused_parts(b2b.schema, ranking, art.ddl)
+        text = format_ranking(b2b.schema, ranking, art.ddl)
+        assert text == "\n\n".join(parts.values()) and list(parts) == ranking.tables
+        sizes.append(estimate_tokens(text))
+        if min(levels.values()) < DETAIL_LEVELS - 1:  # not yet at the floor: the cap holds
+            assert sizes[-1] <= ranking.token_budget
+        order = [levels[t] for t in ranking.tables]
+        assert order == sorted(order)  # the best tables keep the most detail
+        for t, level in levels.items():
+            if level == 2:  # a names line still names every column level 0 showed
+                names = parts[t].split(": ", 1)[1].split(", ")
+                expected = set(ranking.columns[t]) | set(art.ddl[t].key_columns) | set(ranking.compact[t])
+                assert {n.strip('"') for n in names} == expected
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0]
+    compact = b2b.rank_tables(QUESTION, 8, policy=COMPACT_COLUMN_POLICY)  # the public door
+    assert compact.token_budget == pytest.approx(0.3 * full_tokens, rel=0.05)
+    # a caller's token budget and the share cap: the smaller one wins
+    capped = _rank(b2b, budget=8, policy=ColumnPolicy(rest_tables="all", context_share=0.8))
+    assert format_ranking(b2b.schema, capped, art.ddl, token_budget=10**6) == format_ranking(
+        b2b.schema, capped, art.ddl
+    )
 
 
 def test_confidence_keeps_fewer_tables_as_it_rises(b2b: Retriever) -> None:
