@@ -55,6 +55,7 @@ from schemarag.runtime.search.bm25 import K1, B, BM25Arrays
 log = logging.getLogger(__name__)
 STAGING_PREFIX = ".staging-"
 LOCK_SUFFIX = ".lock"
+LANCE_CHUNK_COLUMNS = ("chunk_id", "table", "chunk_type", "column", "text")
 
 
 @dataclass
@@ -130,8 +131,9 @@ def _write_tables(db: Database, path: Path) -> None:
 
 
 def _write_parquet(payload: ArtifactPayload, folder: Path, tables_cache: TablesCache | None) -> Any:
-    """Write ``chunks.parquet`` and ``tables.parquet``; returns the chunks as an Arrow table
-    (:func:`_write_lance` reuses its columns). ``tables.parquet`` is copied from
+    """Write ``chunks.parquet`` and ``tables.parquet``; returns the columns of the chunks'
+    Arrow table that :func:`_write_lance` reuses (the rest, keywords and related tables, is
+    freed before LanceDB indexes). ``tables.parquet`` is copied from
     ``tables_cache`` when it holds the file for these exact schema bytes."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -147,7 +149,7 @@ def _write_parquet(payload: ArtifactPayload, folder: Path, tables_cache: TablesC
         _write_tables(payload.database, tables)
         if tables_cache:
             tables_cache.put(key, tables.read_bytes())
-    return chunk_table
+    return chunk_table.select(list(LANCE_CHUNK_COLUMNS))
 
 
 def _write_lance(payload: ArtifactPayload, chunk_table: Any, folder: Path) -> None:
@@ -161,10 +163,7 @@ def _write_lance(payload: ArtifactPayload, chunk_table: Any, folder: Path) -> No
     table = pa.table(
         {
             "chunk_idx": pa.array(range(len(payload.chunks)), type=pa.int32()),
-            **{
-                name: chunk_table.column(name)
-                for name in ("chunk_id", "table", "chunk_type", "column", "text")
-            },
+            **{name: chunk_table.column(name) for name in LANCE_CHUNK_COLUMNS},
             "vector": pa.FixedSizeListArray.from_arrays(flat, dim),
         }
     )
