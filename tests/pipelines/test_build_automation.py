@@ -99,24 +99,27 @@ def test_asset_checks_are_recorded_as_check_results_of_the_run(instance, data_co
 
 
 def test_asset_check_catches_a_chunk_whose_table_is_gone(built_artifacts: Path, tmp_path: Path) -> None:
-    """The checks read the published files: an artifact whose schema lost a table fails one check."""
+    """The checks read the published files: an artifact whose table list lost a table (checksums
+    re-signed, so only the invariant can catch it) fails exactly one check."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     from schemarag.assets.lib.artifact_store import read_current
-    from schemarag.assets.published_index import check_artifact
+    from schemarag.assets.published_index import check_published
     from schemarag.runtime.artifact.format import MANIFEST, sha256_file
-    from schemarag.runtime.artifact.reader import IndexArtifact
 
     root = built_artifacts / "ecommerce"
     art_dir = tmp_path / "ecommerce"
     shutil.copytree(root / read_current(root), art_dir)
-    schema_file = art_dir / "schema.json"
-    schema = json.loads(schema_file.read_text())
-    schema["tables"] = [t for t in schema["tables"] if t["name"] != "products"]
-    schema_file.write_text(json.dumps(schema))
+    tables_file = art_dir / "tables.parquet"
+    table = pq.read_table(tables_file)
+    pq.write_table(table.filter(pc.not_equal(table["name"], "products")), tables_file)
     manifest = json.loads((art_dir / MANIFEST).read_text())
-    size = schema_file.stat().st_size
-    manifest["files"]["schema.json"] = {"sha256": sha256_file(schema_file), "bytes": size}
+    size = tables_file.stat().st_size
+    manifest["files"]["tables.parquet"] = {"sha256": sha256_file(tables_file), "bytes": size}
+    manifest["counts"]["tables"] -= 1  # consistent counts: only the dangling chunks remain
     (art_dir / MANIFEST).write_text(json.dumps(manifest))
 
-    results = check_artifact(IndexArtifact.open(art_dir))
+    results, _ = check_published(art_dir)
     failed = {name: detail for name, (passed, detail) in results.items() if not passed}
     assert failed == {"chunk_tables_exist": "unknown tables: ['products']"}
