@@ -49,7 +49,7 @@ from schemarag.runtime.names import check_name
 from schemarag.runtime.paths import embedding_cache_dir
 from schemarag.runtime.schema import Database, Table
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: keywords by index into a per-entry vocabulary
 # Modules whose code decides what the chunks are (see the module docstring).
 _CODE_MODULES = (
     "schemarag.assets.lib.chunking",
@@ -150,8 +150,11 @@ class CachedDoc:
 
     def encode(self) -> bytes:
         """Columns, not rows: a field with one value for every chunk (database, table, source
-        path) is stored once, and ``related_tables`` (mostly the same per table) as an index
-        into its distinct values, which decode shares between chunks."""
+        path) is stored once, ``related_tables`` (mostly the same per table) as an index into
+        its distinct values, and ``keywords`` as indexes into the entry's keyword vocabulary.
+        Decoding then shares those strings and tuples between chunks, as freshly made chunks
+        share the keyword cache's strings: one string object per keyword occurrence was 0.45 GB
+        more peak RSS in a 120k-column edit rebuild."""
         cols: dict[str, Any] = {}
         for f in _FIELDS:
             values = [getattr(c, f) for c in self.chunks]
@@ -159,6 +162,10 @@ class CachedDoc:
                 distinct = list(dict.fromkeys(values))
                 at = {v: i for i, v in enumerate(distinct)}
                 cols[f] = {"distinct": distinct, "index": [at[v] for v in values]}
+            elif f == "keywords":
+                vocab = list(dict.fromkeys(w for v in values for w in v))
+                ids = {w: i for i, w in enumerate(vocab)}
+                cols[f] = {"vocab": vocab, "index": [[ids[w] for w in v] for v in values]}
             elif values and all(v == values[0] for v in values):
                 cols[f] = {"all": values[0]}
             else:
@@ -168,7 +175,10 @@ class CachedDoc:
         return zlib.compress(json.dumps(doc, separators=(",", ":")).encode("utf-8"), 1)
 
     @classmethod
-    def decode(cls, blob: bytes) -> CachedDoc:
+    def decode(cls, blob: bytes, strings: dict[str, str] | None = None) -> CachedDoc:
+        """The entry in ``blob``; ``strings`` (shared across the entries of one read) maps each
+        keyword to one string object."""
+        strings = {} if strings is None else strings
         doc: dict[str, Any] = json.loads(zlib.decompress(blob))
         n, cols = int(doc["n"]), doc["columns"]
         columns = []
@@ -178,7 +188,8 @@ class CachedDoc:
                 distinct = [tuple(v) for v in col["distinct"]]
                 values = [distinct[i] for i in col["index"]]
             elif f == "keywords":
-                values = [tuple(v) for v in col] if isinstance(col, list) else [tuple(col["all"])] * n
+                vocab = [strings.setdefault(w, w) for w in col["vocab"]]
+                values = [tuple([vocab[i] for i in idx]) for idx in col["index"]]
             else:
                 values = col if isinstance(col, list) else [col["all"]] * n
             if len(values) != n:
@@ -201,6 +212,7 @@ class ChunkCache:
         self._conn = sqlite3.connect(path, timeout=60)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("CREATE TABLE IF NOT EXISTS docs (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
+        self._strings: dict[str, str] = {}  # one object per keyword across every entry read
 
     def get_many(self, keys: list[str]) -> dict[str, CachedDoc]:
         """The decodable entries among ``keys`` (a damaged entry is a miss, never an error)."""
@@ -210,7 +222,7 @@ class ChunkCache:
             q = f"SELECT k, v FROM docs WHERE k IN ({','.join('?' * len(part))})"
             for k, v in self._conn.execute(q, part):
                 try:
-                    out[k] = CachedDoc.decode(v)
+                    out[k] = CachedDoc.decode(v, self._strings)
                 except (ValueError, TypeError, KeyError, zlib.error):
                     continue
         return out
