@@ -14,7 +14,6 @@ from schemarag.assets.chunk_embeddings import ChunkEmbeddings
 from schemarag.assets.lib import progress
 from schemarag.assets.lib.artifact_store import ArtifactPayload, prune, publish, read_current, write_artifact
 from schemarag.assets.lib.chunking import ChunkSet
-from schemarag.assets.lib.gc_pause import without_gc
 from schemarag.assets.lib.remote_store import publish_remote, upload_version
 from schemarag.assets.lib.tables_cache import TablesCache, tables_cache_dir
 from schemarag.assets.partitions import databases_partitions
@@ -79,7 +78,6 @@ def publish_index(
     return PublishOutcome(key=snap.key, path=path, built=built, previous=previous, removed=removed)
 
 
-@without_gc
 def check_published(folder: Path) -> tuple[dict[str, tuple[bool, str]], Manifest]:
     """Each invariant -> (passed, detail), and the manifest. Reads the published files, not the
     in-memory build: the manifest (typed), every file's size and SHA-256, the embedding matrix's

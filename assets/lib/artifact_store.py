@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from schemarag import __version__
-from schemarag.assets.lib.gc_pause import without_gc
 from schemarag.assets.lib.tables_cache import TablesCache, tables_key
 from schemarag.runtime.artifact.chunk_model import CHUNK_FIELDS, Chunk
 from schemarag.runtime.artifact.format import (
@@ -227,7 +226,6 @@ def sweep_dead_staging(db_root: Path) -> list[str]:
     return removed
 
 
-@without_gc
 def write_artifact(
     db_root: Path, payload: ArtifactPayload, write_lance: bool = True, tables_cache: TablesCache | None = None
 ) -> tuple[Path, bool]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schemarag.assets.lib.gc_pause import without_gc
 from schemarag.assets.lib.typo import build_typo_index
 from schemarag.runtime.artifact.chunk_model import Chunk
 from schemarag.runtime.search.bm25 import K1, B, BM25Arrays
@@ -36,7 +35,6 @@ def index_text(chunk: Chunk) -> str:
     return f"{chunk.title}\n{chunk.text}\n{' '.join(chunk.keywords)}"
 
 
-@without_gc
 def compute_bm25(chunks: list[Chunk]) -> BM25Statistics:
     """The lexical statistics of a chunk set: the one function the asset and benchmarks call."""
     arrays = build_bm25([tokenize(index_text(c)) for c in chunks])

@@ -24,7 +24,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from schemarag.assets.lib.chunk_cache import ChunkCache, ChunkMemo
-from schemarag.assets.lib.gc_pause import without_gc
 from schemarag.assets.lib.markdown_docs import ParsedDoc, Section, parse_markdown
 from schemarag.assets.lib.sql_refs import tables_in_sql
 from schemarag.runtime.artifact.chunk_model import Chunk, estimate_tokens, make_chunk_id
@@ -340,7 +339,6 @@ def _parse_doc(b: _Builder, fname: str, text: str, source: str) -> tuple[Table |
     return table, doc
 
 
-@without_gc
 def chunk_database(
     db: Database,
     doc_files: dict[str, str],

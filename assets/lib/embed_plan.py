@@ -40,7 +40,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from schemarag.assets.lib.docs_writer import fk_index, relationship_lines
-from schemarag.assets.lib.gc_pause import without_gc
 from schemarag.runtime.artifact.chunk_model import Chunk
 from schemarag.runtime.schema import Database, Table
 
@@ -149,7 +148,6 @@ def unique_missing(keys: Sequence[str | None], cached: dict) -> list[int]:
     return list(first.values())
 
 
-@without_gc
 def plan_for(chunks: Sequence[Chunk], db: Database, params: dict) -> list[str | None] | None:
     """The per-chunk texts for a build with ``params`` (None: embed every chunk's full text)."""
     threshold = int((params.get("chunking") or {}).get("embed_all_columns_up_to", 0) or 0)
