@@ -34,10 +34,14 @@ from pathlib import Path
 
 from schemarag.runtime.schema import Database
 
-# Fan a database's embedding out by schema from this many columns (``--schema-partitions-from``).
-# Below it a partition run's fixed costs (process start, model load, re-chunking the database)
+# Where to start fanning a database's embedding out by schema on a multi-node executor: below
+# it a partition run's fixed costs (process start, model load, re-chunking the database)
 # outweigh its share of the embedding.
-DEFAULT_SCHEMA_PARTITION_COLUMNS = 20_000
+RECOMMENDED_SCHEMA_PARTITION_COLUMNS = 20_000
+# Off by default (``--schema-partitions-from 0``): on one machine one ONNX process already keeps
+# every core busy, so the fan-out only adds those fixed costs (measured 1.3x slower on 2 cores,
+# docs/scale-out.md). A deployment whose executor spreads runs over machines turns it on.
+DEFAULT_SCHEMA_PARTITION_COLUMNS = 0
 
 
 def schema_of(table: str | None) -> str | None:

@@ -20,7 +20,10 @@ import time
 
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.lib.datasources.tenancy import check_build_tenant, find_datasource
-from schemarag.assets.lib.embed_shards import DEFAULT_SCHEMA_PARTITION_COLUMNS
+from schemarag.assets.lib.embed_shards import (
+    DEFAULT_SCHEMA_PARTITION_COLUMNS,
+    RECOMMENDED_SCHEMA_PARTITION_COLUMNS,
+)
 from schemarag.assets.lib.inputs import built_key, read_sources
 from schemarag.pipelines.commands.build_feedback import (
     build_progress,
@@ -76,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SCHEMA_PARTITION_COLUMNS,
         metavar="COLUMNS",
         help="with --jobs > 1, fan the embedding of a database with >= 2 schemas and at least this "
-        f"many columns out to one run per schema (default {DEFAULT_SCHEMA_PARTITION_COLUMNS:,}; 0: never)",
+        "many columns out to one run per schema (default 0: never, as on one machine it is slower; "
+        f"{RECOMMENDED_SCHEMA_PARTITION_COLUMNS:,} on a multi-node executor)",
     )
 
 
