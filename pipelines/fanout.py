@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import multiprocessing
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import dagster as dg
 
@@ -27,6 +28,8 @@ from schemarag.pipelines.build import QUIET, BuildReport, add_partitions, index_
 from schemarag.runtime.errors import ConfigError
 
 DEFINITIONS_MODULE = "schemarag.pipelines.definitions"
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def reconstruct_index_job() -> dg.JobDefinition:
@@ -62,23 +65,62 @@ def run_config(paths: dict[str, Any], model: dict[str, Any], base_dir: str) -> d
     }
 
 
+@contextmanager
+def partition_run(
+    job: Callable[[], dg.JobDefinition],
+    instance_ref: Any,
+    paths: dict[str, Any],
+    model: dict[str, Any],
+    tags: dict[str, str],
+) -> Iterator[dg.ExecuteJobResult]:
+    """One run of the job ``job`` (a module-level factory, so ``reconstructable`` can load it
+    in step processes) in this worker process, on the multiprocess executor, with its
+    intermediates in a temporary folder that lives as long as the caller reads the result."""
+    with (
+        dg.DagsterInstance.from_ref(instance_ref) as instance,
+        tempfile.TemporaryDirectory(prefix="schemarag-run-") as tmp,
+    ):
+        yield dg.execute_job(
+            dg.reconstructable(job), instance=instance, run_config=run_config(paths, model, tmp), tags=tags
+        )
+
+
 def run_partition(instance_ref: Any, db: str, paths: dict[str, Any], model: dict[str, Any]) -> BuildReport:
     """One ``build_index`` run for ``db`` in this (worker) process; its summary.
 
     Resources travel as their config dicts (resource objects do not pickle).
     """
     index_paths = IndexPaths(**paths)
-    with (
-        dg.DagsterInstance.from_ref(instance_ref) as instance,
-        tempfile.TemporaryDirectory(prefix="schemarag-run-") as tmp,
-    ):
-        result = dg.execute_job(
-            dg.reconstructable(reconstruct_index_job),
-            instance=instance,
-            run_config=run_config(paths, model, tmp),
-            tags={**run_tags(db, index_paths), "dagster/partition": db},
-        )
+    tags = {**run_tags(db, index_paths), "dagster/partition": db}
+    with partition_run(reconstruct_index_job, instance_ref, paths, model, tags) as result:
         return summarize(db, result, index_paths)
+
+
+def require_persistent(instance: dg.DagsterInstance) -> None:
+    """Runs in other processes record into the instance: an in-memory one cannot be shared."""
+    if instance.is_ephemeral:
+        raise ConfigError(
+            "--jobs > 1 runs partitions in separate processes, which need a persistent Dagster "
+            "instance: unset the ephemeral instance or set DAGSTER_HOME"
+        )
+
+
+def in_workers(
+    run: Callable[[Any, T, dict[str, Any], dict[str, Any]], R],
+    instance: dg.DagsterInstance,
+    items: list[T],
+    paths: dict[str, Any],
+    model: dict[str, Any],
+    workers: int,
+) -> list[R]:
+    """``run(instance_ref, item, paths, model)`` for every item on ``workers`` spawned worker
+    processes (a fresh interpreter each: no forked ONNX/BLAS thread state from this process);
+    results in ``items`` order."""
+    ref = instance.get_ref()
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = [pool.submit(run, ref, item, paths, model) for item in items]
+        return [f.result() for f in futures]
 
 
 def build_in_parallel(
@@ -90,22 +132,11 @@ def build_in_parallel(
     progress: Callable[[str], None] | None = None,
 ) -> list[BuildReport]:
     """Up to ``jobs`` partitions at once, each a run in a worker process; reports in ``dbs`` order."""
-    if instance.is_ephemeral:
-        raise ConfigError(
-            "--jobs > 1 runs partitions in separate processes, which need a persistent Dagster "
-            "instance: unset the ephemeral instance or set DAGSTER_HOME"
-        )
+    require_persistent(instance)
     add_partitions(instance, dbs)
-    ref = instance.get_ref()
     workers = min(jobs, len(dbs))
     if progress:
         progress(f"{len(dbs)} partition(s) on {workers} worker process(es), multiprocess executor")
-    # spawn: a fresh interpreter per worker (no forked ONNX/BLAS thread state from this process)
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        paths, model = (
-            index_paths.model_dump(exclude_none=True),
-            embedding_model.model_dump(exclude_none=True),
-        )
-        futures = [pool.submit(run_partition, ref, db, paths, model) for db in dbs]
-        return [f.result() for f in futures]
+    paths = index_paths.model_dump(exclude_none=True)
+    model = embedding_model.model_dump(exclude_none=True)
+    return in_workers(run_partition, instance, dbs, paths, model, workers)

@@ -15,11 +15,8 @@ Live datasources are not fanned out: their schema is only known after the run's 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
-import tempfile
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +29,9 @@ from schemarag.assets.partitions import schema_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.pipelines.build import _error, _metadata, run_tags
 from schemarag.pipelines.definitions import FANOUT_ASSETS
-from schemarag.pipelines.fanout import run_config
+from schemarag.pipelines.fanout import in_workers, partition_run, require_persistent
 from schemarag.pipelines.jobs import embed_schema_job
-from schemarag.runtime.errors import ConfigError, SchemaragError
+from schemarag.runtime.errors import SchemaragError
 from schemarag.runtime.paths import schema_path
 
 log = logging.getLogger(__name__)
@@ -89,16 +86,7 @@ def run_schema_partition(
     """One ``embed_schema`` run in this (worker) process; its summary."""
     db, schema = split_partition_key(key)
     tags = {**run_tags(db, IndexPaths(**paths)), "schemarag/schema": schema, "dagster/partition": key}
-    with (
-        dg.DagsterInstance.from_ref(instance_ref) as instance,
-        tempfile.TemporaryDirectory(prefix="schemarag-run-") as tmp,
-    ):
-        result = dg.execute_job(
-            dg.reconstructable(reconstruct_schema_job),
-            instance=instance,
-            run_config=run_config(paths, model, tmp),
-            tags=tags,
-        )
+    with partition_run(reconstruct_schema_job, instance_ref, paths, model, tags) as result:
         if not result.success:
             return SchemaReport(partition=key, ok=False, error=_error(result))
         meta = _metadata(result, "schema_embeddings")
@@ -123,11 +111,7 @@ def embed_schemas_in_parallel(
     keys = schema_partition_keys(dbs, index_paths, embedding_model.embedder().identity, min_columns)
     if not keys:
         return []
-    if instance.is_ephemeral:
-        raise ConfigError(
-            "--jobs > 1 runs partitions in separate processes, which need a persistent Dagster "
-            "instance: unset the ephemeral instance or set DAGSTER_HOME"
-        )
+    require_persistent(instance)
     known = set(instance.get_dynamic_partitions(schema_partitions.name))
     if new := [k for k in keys if k not in known]:
         instance.add_dynamic_partitions(schema_partitions.name, new)
@@ -139,10 +123,7 @@ def embed_schemas_in_parallel(
     # one ONNX session per core by default: N partitions side by side would each start one
     # thread per core and fight over them (same vectors either way: tests/assets/test_embed_shards.py)
     model.setdefault("threads", max(1, (os.cpu_count() or 1) // workers))
-    ctx = multiprocessing.get_context("spawn")  # as fanout: no forked ONNX/BLAS thread state
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [pool.submit(run_schema_partition, instance.get_ref(), k, paths, model) for k in keys]
-        reports = [f.result() for f in futures]
+    reports = in_workers(run_schema_partition, instance, keys, paths, model, workers)
     for r in reports:
         if not r.ok:  # the database's run embeds what this one did not: slower, still correct
             log.warning("schema partition %s failed (its database's run embeds it): %s", r.partition, r.error)
