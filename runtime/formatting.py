@@ -408,11 +408,14 @@ def format_focused_schema(
     With ``token_budget``, material is dropped lowest-score first: doc chunks from the
     lowest-scoring up, then expanded (neighbour) tables from the last, never a retrieved table.
     A budgeted ranking (``result.ranking``) keeps every ranked table and thins them instead
-    (:func:`format_ranking`).
+    (:func:`format_ranking`); its own size cap (``ColumnPolicy.context_share``, the "compact"
+    focus) bounds the whole text, documentation included.
     """
     ddl = ddl or result.ddl
     chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
     ranking = result.ranking
+    if ranking is not None and ranking.token_budget is not None:  # a size cap covers the docs too
+        token_budget = min(b for b in (token_budget, ranking.token_budget) if b is not None)
     if ranking is not None:  # a budgeted table focus: its tables, columns and descriptions
         tables = list(ranking.tables)
         retrieved_set = {t.lower() for t in tables[:1]}

@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from schemarag.runtime.commands.hints import missing_index_message
+from schemarag.runtime.commands.retrieve_cmd import add_focus_arguments
 from schemarag.runtime.commands.schema_source import resolve_schema
 from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError, SchemaFileError
 from schemarag.runtime.formatting import TableDDL
@@ -43,13 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-retrieval", dest="use_retrieval", action="store_false", help="force the full schema"
     )
     parser.add_argument("--top-k", type=int, default=None, help="chunks to retrieve (default: retriever's)")
-    parser.add_argument(
-        "--table-budget",
-        type=int,
-        default=None,
-        help="focus on at most N tables ranked from all evidence, with focused columns (the selection "
-        "`schemarag eval` measures; default: retrieved tables + FK neighbours)",
-    )
+    add_focus_arguments(parser)
     parser.add_argument(
         "--threshold",
         type=float,
@@ -88,7 +83,11 @@ def _open(args: argparse.Namespace) -> tuple[Database, Any, dict[str, TableDDL] 
 
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
         return pinned.search(
-            question, top_k=top_k, relevance_threshold=threshold, table_budget=args.table_budget
+            question,
+            top_k=top_k,
+            relevance_threshold=threshold,
+            table_budget=args.table_budget,
+            focus=args.focus,
         )
 
     return source.database, retrieve, source.ddl
@@ -101,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top_k is not None and args.top_k < 1:
         raise ConfigError(f"--top-k {args.top_k}: use a whole number >= 1")
+    if args.table_budget is not None and args.table_budget < 1:
+        raise ConfigError(f"--table-budget {args.table_budget}: use a whole number >= 1")
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise ConfigError(f"--threshold {args.threshold}: use a value between 0 and 1")
     config = StrategyConfig.from_env()

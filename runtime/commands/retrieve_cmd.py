@@ -13,9 +13,11 @@ import sys
 import time
 
 from schemarag.runtime.commands.hints import missing_index_message
-from schemarag.runtime.errors import ArtifactNotFoundError
+from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError
 from schemarag.runtime.paths import artifacts_dir, data_dir
+from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.retriever import Retriever
+from schemarag.runtime.search.table_ranking import FOCUS_POLICIES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,8 +33,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="minimum relevance in [0,1] (default $DOC_RELEVANCE_THRESHOLD or 0.3)",
     )
+    add_focus_arguments(parser)
     parser.add_argument("--debug", action="store_true", help="include the timing breakdown")
     parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def add_focus_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--table-budget`` and ``--focus``, shared by ``retrieve`` and ``generate``."""
+    parser.add_argument(
+        "--table-budget",
+        type=int,
+        default=None,
+        help="focus on at most N tables ranked from all evidence, with focused columns (the selection "
+        "`schemarag eval` measures; default: retrieved tables + FK neighbours, or 15 with --focus)",
+    )
+    parser.add_argument(
+        "--focus",
+        choices=sorted(FOCUS_POLICIES),
+        default=None,
+        help="what each ranked table shows: 'default' focused columns as DDL with descriptions; "
+        "'compact' the whole focused schema capped at 30%% of the full one (other columns by name)",
+    )
 
 
 def open_retriever(db: str, artifacts: str | None, tenant: str | None, data: str | None) -> Retriever:
@@ -57,8 +78,15 @@ def _startup(args: argparse.Namespace) -> tuple[Retriever, dict[str, float]]:
 
 def run(args: argparse.Namespace) -> int:
     retriever, startup = _startup(args)
+    if args.table_budget is not None and args.table_budget < 1:
+        raise ConfigError(f"--table-budget {args.table_budget}: use a whole number >= 1")
     result = retriever.search(
-        args.question, top_k=args.top_k, relevance_threshold=args.threshold, debug=args.debug
+        args.question,
+        top_k=args.top_k,
+        relevance_threshold=args.threshold,
+        debug=args.debug,
+        table_budget=args.table_budget,
+        focus=args.focus,
     )
     if args.json:
         payload = result.to_dict()
@@ -80,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tables: {', '.join(result.tables)}")
     if result.expanded_tables:
         print(f"FK neighbours: {', '.join(result.expanded_tables)}")
+    if result.ranking is not None:
+        _print_ranking(result.ranking)
     if args.debug:
         print(
             "start-up timings (ms, once per process): "
@@ -88,3 +118,14 @@ def run(args: argparse.Namespace) -> int:
     if m.timings_ms:
         print("per-query timings (ms): " + ", ".join(f"{k}={v:.2f}" for k, v in m.timings_ms.items()))
     return 0
+
+
+def _print_ranking(ranking: TableRanking) -> None:
+    """The budgeted selection: per kept table, the columns shown as DDL and those named only."""
+    cap = f", capped at {ranking.token_budget} tokens" if ranking.token_budget is not None else ""
+    print(f"focused tables ({ranking.focus} focus, {len(ranking.tables)} kept{cap}):")
+    for t in ranking.tables:
+        shown = ", ".join(ranking.columns.get(t, [])) or "-"
+        named = ranking.compact.get(t, [])
+        extra = f"  (+ {len(named)} named only)" if named else ""
+        print(f"  {ranking.scores.get(t, 0.0):.3f}  {t}: {shown}{extra}")

@@ -43,12 +43,17 @@ class SchemaContext:
 
 
 def default_retrieve(
-    db: Database, artifacts: Any = None, tenant: str | None = None, table_budget: int | None = None
+    db: Database,
+    artifacts: Any = None,
+    tenant: str | None = None,
+    table_budget: int | None = None,
+    focus: str | None = None,
 ) -> RetrieveFn:
     """A retrieve callable backed by the published artifact of ``db`` (opened on first use).
 
     ``table_budget`` switches the focused schema to the budgeted table ranking (the selection
-    ``schemarag eval`` measures) instead of retrieved tables plus all FK neighbours.
+    ``schemarag eval`` measures) instead of retrieved tables plus all FK neighbours; ``focus``
+    (``"default"`` or ``"compact"``, see ``Retriever.search``) says what each table shows.
     """
 
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
@@ -56,7 +61,7 @@ def default_retrieve(
 
         retriever = Retriever.open(db.name, artifacts, tenant if tenant is not None else db.tenant)
         return retriever.search(
-            question, top_k=top_k, relevance_threshold=threshold, table_budget=table_budget
+            question, top_k=top_k, relevance_threshold=threshold, table_budget=table_budget, focus=focus
         )
 
     return retrieve
@@ -159,6 +164,9 @@ def _rag_metadata(result: Any, decision: StrategyDecision) -> dict[str, Any]:
         "expandedTables": list(result.expanded_tables),
         "strategyReason": decision.reason,
     }
+    if ranking is not None:  # what each table shows, and the size cap of the "compact" focus
+        meta["focus"] = ranking.focus
+        meta["focusTokenBudget"] = ranking.token_budget
     key = getattr(md, "artifact_key", None)
     if key:
         meta["artifactKey"] = key

@@ -78,7 +78,10 @@ class RetrievalResult:
     schema: Any | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"chunks": [c.to_dict() for c in self.chunks], "metadata": self.metadata.to_dict()}
+        out = {"chunks": [c.to_dict() for c in self.chunks], "metadata": self.metadata.to_dict()}
+        if self.ranking is not None:
+            out["ranking"] = self.ranking.to_dict()
+        return out
 
 
 @dataclass
@@ -92,3 +95,22 @@ class TableRanking:
     described: dict[str, list[str]] = field(default_factory=dict)  # kept columns shown with a description
     compact: dict[str, list[str]] = field(default_factory=dict)  # other columns, shown by name only
     token_budget: int | None = None  # the focused schema's size cap (ColumnPolicy.context_share)
+    focus: str | None = None  # the named column policy ("default", "compact", "custom")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The selection, as ``retrieve --json`` and the HTTP API report it: kept tables in rank
+        order with their scores, per table the columns shown as DDL and those listed by name."""
+        return {
+            "focus": self.focus,
+            "tables": [
+                {
+                    "table": t,
+                    "score": round(self.scores.get(t, 0.0), 4),
+                    "columns": self.columns.get(t, []),
+                    "described": self.described.get(t, []),
+                    "named_only": self.compact.get(t, []),
+                }
+                for t in self.tables
+            ],
+            "token_budget": self.token_budget,
+        }

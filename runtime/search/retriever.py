@@ -45,7 +45,14 @@ from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.model_catalog import calibration_for, index_model_spec
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_ranking import ColumnPolicy, rank_tables_from_scores
+from schemarag.runtime.search.table_ranking import (
+    DEFAULT_COLUMN_POLICY,
+    DEFAULT_FOCUS_TABLE_BUDGET,
+    ColumnPolicy,
+    focus_name,
+    rank_tables_from_scores,
+    resolve_focus,
+)
 from schemarag.runtime.search.versions import ServedVersion
 
 __all__ = ["PinnedIndex", "Retriever", "question_windows"]
@@ -255,15 +262,20 @@ class Retriever:
         relevance_threshold: float | None = None,
         debug: bool = False,
         table_budget: int | None = None,
+        focus: str | ColumnPolicy | None = None,
     ) -> RetrievalResult:
         """Top-k chunks at or above the threshold, descending score, plus FK expansion.
 
         With ``table_budget``, the result also carries the budgeted table ranking (the
         selection ``schemarag eval`` measures), which the focused-schema formatter then uses.
+        ``focus`` says what each ranked table shows: ``"default"`` (focused columns as DDL with
+        descriptions), ``"compact"`` (the focused schema capped at 30 % of the full one; see
+        ``table_ranking.FOCUS_POLICIES``) or a :class:`ColumnPolicy`. A focus without a table
+        budget ranks ``DEFAULT_FOCUS_TABLE_BUDGET`` (15) tables.
         """
         t0 = time.perf_counter()
         art = self.snapshot()
-        return self._search(art, question, top_k, relevance_threshold, debug, table_budget, t0)
+        return self._search(art, question, top_k, relevance_threshold, debug, table_budget, t0, focus)
 
     def _search(
         self,
@@ -274,8 +286,14 @@ class Retriever:
         debug: bool,
         table_budget: int | None,
         t0: float,
+        focus: str | ColumnPolicy | None = None,
     ) -> RetrievalResult:
         settings = RetrievalSettings.resolve(top_k, relevance_threshold)
+        policy = resolve_focus(focus)  # a misspelt focus fails before any scoring
+        if policy is not None and table_budget is None:
+            table_budget = DEFAULT_FOCUS_TABLE_BUDGET
+        if table_budget is not None and table_budget < 1:
+            raise ConfigError(f"table_budget {table_budget}: use a whole number >= 1")
         timings: dict[str, float] = {"load": (time.perf_counter() - t0) * 1000}
         rel, lex, cos = self.score_chunks(question, "hybrid", timings, snapshot=art)
         t1 = time.perf_counter()
@@ -317,8 +335,9 @@ class Retriever:
         )
         if table_budget is not None and chunks:
             result.ranking = rank_tables_from_scores(
-                art, rel, table_budget, question=question, calibration=self.calibration
+                art, rel, table_budget, question=question, policy=policy, calibration=self.calibration
             )
+            result.ranking.focus = focus_name(policy or DEFAULT_COLUMN_POLICY)
         timings["format"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         if debug:
@@ -331,7 +350,7 @@ class Retriever:
         budget: int,
         method: str = "hybrid",
         fk_expand: bool = True,
-        policy: ColumnPolicy | None = None,
+        policy: str | ColumnPolicy | None = None,
     ) -> TableRanking:
         """Tables for a focused schema of at most ``budget`` tables (after FK expansion);
         ``policy`` says what each table shows (e.g. ``ColumnPolicy(context_share=0.3)`` caps
@@ -371,10 +390,11 @@ class PinnedIndex:
         relevance_threshold: float | None = None,
         debug: bool = False,
         table_budget: int | None = None,
+        focus: str | ColumnPolicy | None = None,
     ) -> RetrievalResult:
         t0 = time.perf_counter()
         return self.retriever._search(
-            self.artifact, question, top_k, relevance_threshold, debug, table_budget, t0
+            self.artifact, question, top_k, relevance_threshold, debug, table_budget, t0, focus
         )
 
     def rank_tables(
@@ -383,15 +403,18 @@ class PinnedIndex:
         budget: int,
         method: str = "hybrid",
         fk_expand: bool = True,
-        policy: ColumnPolicy | None = None,
+        policy: str | ColumnPolicy | None = None,
     ) -> TableRanking:
+        resolved = resolve_focus(policy)
         rel, _, _ = self.retriever.score_chunks(question, method, snapshot=self.artifact)
-        return rank_tables_from_scores(
+        ranking = rank_tables_from_scores(
             self.artifact,
             rel,
             budget,
             fk_expand=fk_expand,
             question=question,
-            policy=policy,
+            policy=resolved,
             calibration=self.retriever.calibration,
         )
+        ranking.focus = focus_name(resolved or DEFAULT_COLUMN_POLICY)
+        return ranking

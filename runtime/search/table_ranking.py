@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.paths import did_you_mean
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
@@ -277,6 +279,41 @@ DEFAULT_COLUMN_POLICY = ColumnPolicy()
 COMPACT_COLUMN_POLICY = ColumnPolicy(
     table_ratio=0.3, columns_by_rank=(6, 3, 1), column_ratio=0.55, rest_tables="all", context_share=0.3
 )
+# The column policies a caller can name (``Retriever.search(focus=...)``, ``--focus``, the
+# ``focus`` field of POST /v1/schema): "default" shows focused columns as DDL with descriptions
+# and no size cap; "compact" is COMPACT_COLUMN_POLICY, at most 30 % of the full schema.
+FOCUS_POLICIES: dict[str, ColumnPolicy] = {"default": DEFAULT_COLUMN_POLICY, "compact": COMPACT_COLUMN_POLICY}
+# Tables kept when a caller names a focus but no table budget: the budget COMPACT_COLUMN_POLICY
+# was chosen and measured at (README "Retrieval quality on BIRD").
+DEFAULT_FOCUS_TABLE_BUDGET = 15
+
+
+def resolve_focus(focus: str | ColumnPolicy | None) -> ColumnPolicy | None:
+    """The :class:`ColumnPolicy` a focus name stands for (a policy passes through).
+
+    >>> resolve_focus("compact").context_share
+    0.3
+    >>> resolve_focus("compakt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    schemarag.runtime.errors.ConfigError: focus 'compakt' is not one of ...; did you mean 'compact'?
+    """
+    if focus is None or isinstance(focus, ColumnPolicy):
+        return focus
+    policy = FOCUS_POLICIES.get(str(focus).lower())
+    if policy is None:
+        names = ", ".join(FOCUS_POLICIES)
+        raise ConfigError(f"focus {focus!r} is not one of {names}{did_you_mean(str(focus), FOCUS_POLICIES)}")
+    return policy
+
+
+def focus_name(policy: ColumnPolicy | None) -> str | None:
+    """The name under which ``policy`` is in :data:`FOCUS_POLICIES` ("custom" otherwise)."""
+    if policy is None:
+        return None
+    return next((k for k, v in FOCUS_POLICIES.items() if v == policy), "custom")
+
+
 _WORDS = re.compile(r"[^a-z0-9]+")
 
 

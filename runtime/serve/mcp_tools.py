@@ -12,7 +12,7 @@ Descriptions are written for the model that picks tools: when to call which, and
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -43,6 +43,9 @@ GET_SCHEMA = """Get a focused schema for writing SQL: CREATE TABLE statements fo
 to `question` (or for the explicit `tables` you name) plus their foreign-key neighbours, followed by
 the retrieved documentation, trimmed to `token_budget` tokens (lowest-relevance material dropped
 first). Give `question` normally; give `tables` when you already know which tables you need.
+With a question, `focus` ranks the tables (at most `table_budget`, default 15) and shows each one's
+relevant columns: "default" as DDL with descriptions, "compact" the whole schema at most ~30% of the
+full one (lower-ranked tables shrink to a line of column names; no table is dropped).
 This is what to put in your context before writing a query; it is much smaller than the full schema."""
 
 VALIDATE_SQL = """Check one SQL statement against the database's real schema before running or showing it.
@@ -103,11 +106,27 @@ def build_mcp(
         question: str | None = None,
         tables: list[str] | None = None,
         token_budget: int | None = 4000,
+        focus: Literal["default", "compact"] | None = None,
+        table_budget: int | None = None,
     ) -> str:
         if not question and not tables:
             raise ToolError("give `question` (what the SQL should answer) or `tables` (names you need)")
+        if (focus is not None or table_budget is not None) and (tables or not question):
+            raise ToolError("`focus` and `table_budget` rank the tables for a `question`; drop `tables`")
+        if table_budget is not None and not 1 <= table_budget <= 100:
+            raise ToolError(f"table_budget must be between 1 and 100, got {table_budget}")
         check(question)
-        out = await run(service.schema, principal_of(ctx), database, question, tables, token_budget)
+        out = await run(
+            service.schema,
+            principal_of(ctx),
+            database,
+            question,
+            tables,
+            token_budget,
+            None,
+            table_budget,
+            focus,
+        )
         meta = out["metadata"]
         header = (
             f"-- database {database}, index {meta['artifact_key']}, ~{meta['token_estimate']} tokens; "

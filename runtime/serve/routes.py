@@ -7,7 +7,7 @@ the field names of ``schemarag retrieve --json``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemarag.runtime.serve.state import ServerState, json_response
 
 router = APIRouter()
+
+
+Focus = Literal["default", "compact"]  # the names in table_ranking.FOCUS_POLICIES
 
 
 class _Body(BaseModel):
@@ -37,6 +40,18 @@ class SchemaBody(_Body):
     )
     token_budget: int | None = Field(default=None, ge=50, description="cap on the schema's size in tokens")
     top_k: int | None = Field(default=None, ge=1, description="chunks to retrieve for a question")
+    table_budget: int | None = Field(
+        default=None,
+        ge=1,
+        description="with a question: at most N tables ranked from all evidence, each with its "
+        "focused columns (default: retrieved tables + FK neighbours; 15 when 'focus' is given)",
+    )
+    focus: Focus | None = Field(
+        default=None,
+        description="with a question: what each ranked table shows. 'default': focused columns as "
+        "DDL with descriptions; 'compact': the whole schema capped at 30% of the full one, lower-"
+        "ranked tables thinned to their column names (no table dropped)",
+    )
 
 
 class ValidateBody(_Body):
@@ -45,10 +60,19 @@ class ValidateBody(_Body):
 
 class GenerateBody(_Body):
     question: str = Field(min_length=1, description="natural-language question")
+    table_budget: int | None = Field(default=None, ge=1, description="as in POST /v1/schema")
+    focus: Focus | None = Field(default=None, description="as in POST /v1/schema")
 
 
 def _rt(request: Request) -> ServerState:
     return request.app.state.server
+
+
+def _check_table_budget(rt: ServerState, table_budget: int | None) -> None:
+    if table_budget is not None and table_budget > rt.settings.max_top_k:
+        rt.unprocessable(
+            f"table_budget {table_budget} is over the limit {rt.settings.max_top_k}", "table_budget"
+        )
 
 
 @router.get("/healthz", summary="Liveness: the process answers")
@@ -105,6 +129,15 @@ async def schema(body: SchemaBody, request: Request) -> Response:
         rt.unprocessable(f"at most {rt.settings.max_top_k} tables per request", "tables")
     if body.top_k is not None:
         rt.check_top_k(body.top_k)
+    ranked = body.table_budget is not None or body.focus is not None
+    if ranked and (body.tables or not body.question):
+        field = "tables" if body.tables else "question"
+        rt.unprocessable(
+            "'table_budget' and 'focus' rank the tables for a 'question'; they do not apply to "
+            "explicit 'tables' (send a question without tables)",
+            field,
+        )
+    _check_table_budget(rt, body.table_budget)
     out = await rt.call(
         rt.service.schema,
         request.state.principal,
@@ -113,6 +146,8 @@ async def schema(body: SchemaBody, request: Request) -> Response:
         body.tables,
         body.token_budget,
         body.top_k,
+        body.table_budget,
+        body.focus,
     )
     return json_response(out)
 
@@ -133,5 +168,13 @@ async def validate(body: ValidateBody, request: Request) -> Response:
 async def generate(body: GenerateBody, request: Request) -> Response:
     rt = _rt(request)
     rt.check_question(body.question, request)
-    out = await rt.call(rt.service.generate, request.state.principal, body.database, body.question)
+    _check_table_budget(rt, body.table_budget)
+    out = await rt.call(
+        rt.service.generate,
+        request.state.principal,
+        body.database,
+        body.question,
+        body.table_budget,
+        body.focus,
+    )
     return json_response(out)

@@ -167,10 +167,23 @@ class SchemaService:
         return out
 
     def _search(
-        self, pinned: PinnedIndex, question: str, top_k: int | None, threshold: float | None
+        self,
+        pinned: PinnedIndex,
+        question: str,
+        top_k: int | None,
+        threshold: float | None,
+        table_budget: int | None = None,
+        focus: str | None = None,
     ) -> RetrievalResult:
         """Search one pinned version (chunks, DDL and schema of a response always agree)."""
-        return pinned.search(question, top_k=top_k, relevance_threshold=threshold, debug=True)
+        return pinned.search(
+            question,
+            top_k=top_k,
+            relevance_threshold=threshold,
+            debug=True,
+            table_budget=table_budget,
+            focus=focus,
+        )
 
     def retrieve(
         self, principal: Principal, db: str, question: str, top_k: int | None, threshold: float | None
@@ -190,29 +203,33 @@ class SchemaService:
         tables: list[str] | None,
         token_budget: int | None,
         top_k: int | None = None,
+        table_budget: int | None = None,
+        focus: str | None = None,
     ) -> dict[str, Any]:
-        """The focused schema for ``question``, or for ``tables`` (+ FK neighbours)."""
+        """The focused schema for ``question``, or for ``tables`` (+ FK neighbours).
+
+        ``table_budget``/``focus`` (question only) switch to the budgeted table ranking: at most
+        that many tables, each showing what the focus says (``Retriever.search``)."""
         from schemarag.runtime.formatting import format_focused_schema
 
         pinned = self.retriever(principal, db).pin()
-        result = self._search(pinned, question, top_k, None) if question else None
+        result = self._search(pinned, question, top_k, None, table_budget, focus) if question else None
         art = pinned.artifact
         schema = art.schema
         if tables:
             result = self._pinned(art, tables, result)
         assert result is not None
         text = format_focused_schema(schema, result, token_budget=token_budget, ddl=art.ddl)
-        shown = [t for t in [*result.tables, *result.expanded_tables] if f"CREATE TABLE {t}" in text]
-        return {
-            "database": db,
-            "schema": text,
-            "metadata": {
-                **result.metadata.to_dict(),
-                "tables_shown": shown or [*result.tables, *result.expanded_tables],
-                "token_estimate": estimate_tokens(text),
-                "token_budget": token_budget,
-            },
-        }
+        meta: dict[str, Any] = result.metadata.to_dict()
+        if result.ranking is not None:  # every ranked table is shown, thinned under a budget
+            meta["tables_shown"] = list(result.ranking.tables)
+            meta["ranking"] = result.ranking.to_dict()
+        else:
+            shown = [t for t in [*result.tables, *result.expanded_tables] if f"CREATE TABLE {t}" in text]
+            meta["tables_shown"] = shown or [*result.tables, *result.expanded_tables]
+        meta["token_estimate"] = estimate_tokens(text)
+        meta["token_budget"] = token_budget
+        return {"database": db, "schema": text, "metadata": meta}
 
     @staticmethod
     def _pinned(art: Any, tables: list[str], found: RetrievalResult | None) -> RetrievalResult:
@@ -249,7 +266,14 @@ class SchemaService:
         report = validate_sql(sql, art.schema)
         return {"database": db, "artifact_key": art.key, **report.to_dict()}
 
-    def generate(self, principal: Principal, db: str, question: str) -> dict[str, Any]:
+    def generate(
+        self,
+        principal: Principal,
+        db: str,
+        question: str,
+        table_budget: int | None = None,
+        focus: str | None = None,
+    ) -> dict[str, Any]:
         if not llm_configured():
             raise NotConfiguredError(
                 f"SQL generation needs an LLM endpoint: set {LLM_SETTING} (and SCHEMARAG_LLM_MODEL) "
@@ -267,7 +291,9 @@ class SchemaService:
         art = pinned.artifact
 
         def retrieve(q: str, top_k: int | None, threshold: float | None) -> RetrievalResult:
-            return pinned.search(q, top_k=top_k, relevance_threshold=threshold)
+            return pinned.search(
+                q, top_k=top_k, relevance_threshold=threshold, table_budget=table_budget, focus=focus
+            )
 
         out = generate(
             question, art.schema, client, retrieve=retrieve, config=StrategyConfig.from_env(), ddl=art.ddl

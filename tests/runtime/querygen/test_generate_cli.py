@@ -122,3 +122,29 @@ def test_unknown_database_names_both_sources(dirs, capsys) -> None:
     assert code == 2
     assert "no index for 'nosuch'" in err and "no schema file" in err and "nosuch.json" in err
     assert "known databases: shop" in err  # the fix: a name that exists
+
+
+def test_generate_with_compact_focus_sends_the_capped_schema(
+    built_artifacts: Path, capsys, llm_server, monkeypatch
+) -> None:
+    """--focus compact: the model gets every ranked table within 30 % of the full schema."""
+    from schemarag.runtime.formatting import estimate_tokens
+
+    for name in ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SCHEMARAG_LLM_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("SCHEMARAG_LLM_MODEL", "scripted")
+    llm_server.answer_sql("SELECT name FROM plans", "high")
+    samples = Path(__file__).resolve().parents[3] / "data" / "schemas"
+    base = ["--data", str(samples), "--artifacts", str(built_artifacts), "--db", "b2b_saas", "--json"]
+    question = "Which plans have the most churned subscriptions?"
+    code, out, _ = run_cli(capsys, *base, "--focus", "compact", question)
+    assert code == 0
+    meta = json.loads(out)["retrievalMetadata"]
+    assert meta["strategy"] == "rag" and meta["focus"] == "compact" and len(meta["tablesIncluded"]) == 15
+    schema = llm_server.requests[0].body["messages"][1]["content"]
+    for table in meta["tablesIncluded"]:  # thinned or not, every ranked table reaches the model
+        assert f"CREATE TABLE {table} (" in schema or f"-- table {table}:" in schema
+    code, full, _ = run_cli(capsys, *base, "--no-retrieval", "--prompt-only", question)
+    full_schema = json.loads(full)["messages"][1]["content"]
+    assert estimate_tokens(schema) <= 0.3 * estimate_tokens(full_schema) + 50  # + the question text

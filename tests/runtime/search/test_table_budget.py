@@ -67,3 +67,62 @@ def test_generate_cli_table_budget(built_artifacts: Path, capsys: pytest.Capture
     tables = out["retrievalMetadata"]["tablesIncluded"]
     assert 1 <= len(tables) <= 3
     assert _created(out["messages"][1]["content"]) == tables
+
+
+def _shown_tables(text: str) -> list[str]:
+    """Tables a focused schema shows, as DDL or thinned to a ``-- table t: ...`` names line."""
+    return re.findall(r"^(?:CREATE TABLE (\S+) \(|-- table (\S+):)", text, flags=re.MULTILINE)
+
+
+def test_compact_focus_caps_the_whole_text_and_keeps_every_ranked_table(built_artifacts: Path) -> None:
+    from schemarag.runtime.formatting import estimate_tokens, format_full_schema
+    from schemarag.runtime.search.table_ranking import COMPACT_COLUMN_POLICY, DEFAULT_FOCUS_TABLE_BUDGET
+
+    r = Retriever.open("b2b_saas", artifacts=built_artifacts)
+    default = r.search(QUESTION, focus="default")
+    compact = r.search(QUESTION, focus="compact")
+    assert default.ranking is not None and compact.ranking is not None
+    assert (default.ranking.focus, compact.ranking.focus) == ("default", "compact")
+    assert len(compact.ranking.tables) == DEFAULT_FOCUS_TABLE_BUDGET  # a focus alone ranks 15 tables
+    assert default.ranking.token_budget is None
+    full = estimate_tokens(format_full_schema(r.schema, r.artifact.ddl))
+    cap = compact.ranking.token_budget
+    assert cap is not None and cap <= COMPACT_COLUMN_POLICY.context_share * full + 1
+    text = format_focused_schema(r.schema, compact)  # DDL and retrieved docs together
+    assert estimate_tokens(text) <= cap
+    shown = [a or b for a, b in _shown_tables(text)]
+    assert sorted(shown) == sorted(compact.ranking.tables)  # thinned, never dropped
+    tight = format_focused_schema(r.schema, compact, token_budget=cap // 2)  # a caller's smaller cap
+    assert "-- table " in tight and "-- Retrieved documentation" not in tight  # docs go, then detail
+    assert sorted(a or b for a, b in _shown_tables(tight)) == sorted(compact.ranking.tables)
+    assert compact.to_dict()["ranking"]["focus"] == "compact"
+    assert [t["table"] for t in compact.to_dict()["ranking"]["tables"]] == compact.ranking.tables
+    assert r.search(QUESTION).to_dict().keys() == {"chunks", "metadata"}  # no ranking asked, none given
+
+
+def test_focus_and_table_budget_errors_name_the_value(built_artifacts: Path) -> None:
+    from schemarag.runtime.errors import ConfigError
+
+    r = Retriever.open("b2b_saas", artifacts=built_artifacts)
+    with pytest.raises(
+        ConfigError, match=r"focus 'compakt' is not one of default, compact; did you mean 'compact'"
+    ):
+        r.search(QUESTION, focus="compakt")
+    with pytest.raises(ConfigError, match=r"table_budget 0: use a whole number >= 1"):
+        r.search(QUESTION, table_budget=0)
+    assert r.rank_tables(QUESTION, 5, policy="compact").focus == "compact"  # names work here too
+
+
+def test_retrieve_cli_focus_prints_the_selection(
+    built_artifacts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["retrieve", "--artifacts", str(built_artifacts), "--db", "b2b_saas", "--focus", "compact"]
+    assert main([*base, "--table-budget", "4", "--json", QUESTION]) == 0
+    ranking = json.loads(capsys.readouterr().out)["ranking"]
+    assert ranking["focus"] == "compact" and 1 <= len(ranking["tables"]) <= 4
+    assert {"table", "score", "columns", "described", "named_only"} <= set(ranking["tables"][0])
+    assert main([*base, QUESTION]) == 0
+    out = capsys.readouterr().out
+    assert "focused tables (compact focus, 15 kept, capped at " in out
+    assert main([*base, "--table-budget", "0", QUESTION]) == 2
+    assert "--table-budget 0: use a whole number >= 1" in capsys.readouterr().err

@@ -63,6 +63,30 @@ def test_schema_for_question_and_for_tables(unkeyed) -> None:
     assert unknown.status_code == 422 and "'nope'" in unknown.json()["error"]
 
 
+def test_schema_focus_ranks_tables_and_compact_caps_the_size(unkeyed) -> None:
+    url = f"{unkeyed.base}/v1/schema"
+    question = {"database": "shop", "question": "order totals per customer"}
+    default = httpx.post(url, json={**question, "focus": "default"}).json()
+    compact = httpx.post(url, json={**question, "focus": "compact", "table_budget": 2}).json()
+    for body in (default, compact):  # every ranked table is shown, as DDL or a line of names
+        ranked = [t["table"] for t in body["metadata"]["ranking"]["tables"]]
+        assert body["metadata"]["tables_shown"] == ranked and "orders" in ranked
+        assert all(
+            f"CREATE TABLE {t}" in body["schema"] or f"-- table {t}:" in body["schema"] for t in ranked
+        )
+    assert default["metadata"]["ranking"]["focus"] == "default"
+    cap = compact["metadata"]["ranking"]["token_budget"]
+    assert compact["metadata"]["ranking"]["focus"] == "compact" and cap > 0
+    assert compact["metadata"]["token_estimate"] <= max(cap, default["metadata"]["token_estimate"])
+    assert compact["metadata"]["token_estimate"] < default["metadata"]["token_estimate"]
+    with_tables = httpx.post(url, json={"database": "shop", "tables": ["orders"], "focus": "compact"})
+    assert with_tables.status_code == 422 and with_tables.json()["field"] == "tables"
+    typo = httpx.post(url, json={**question, "focus": "compakt"})
+    assert typo.status_code == 422 and "focus" in typo.json()["error"]
+    too_many = httpx.post(url, json={**question, "table_budget": 10_000})
+    assert too_many.status_code == 422 and too_many.json()["field"] == "table_budget"
+
+
 def test_validate_gives_verdict_and_reasons(unkeyed) -> None:
     ok = httpx.post(f"{unkeyed.base}/v1/validate", json={"database": "shop", "sql": "SELECT id FROM orders"})
     assert ok.json()["valid"] is True

@@ -26,6 +26,14 @@ async def _exercise(target, database: str, table: str, question: str) -> dict:
         assert found.structured_content["chunks"][0]["table"] == table
         schema = await client.call_tool("get_schema", {"database": database, "question": question})
         assert not schema.is_error and f"CREATE TABLE {table}" in schema.content[0].text
+        focused = await client.call_tool(
+            "get_schema", {"database": database, "question": question, "focus": "compact", "table_budget": 3}
+        )
+        assert not focused.is_error and table in focused.content[0].text
+        mixed = await client.call_tool(
+            "get_schema", {"database": database, "tables": [table], "focus": "compact"}
+        )
+        assert mixed.is_error and "`focus`" in mixed.content[0].text
         pinned = await client.call_tool("get_schema", {"database": database, "tables": [table]})
         assert f"CREATE TABLE {table}" in pinned.content[0].text
         sql = await client.call_tool("validate_sql", {"database": database, "sql": "DROP TABLE x"})
