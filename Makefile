@@ -54,9 +54,14 @@ eval-bird: install
 	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --json $(R)/perdb_question.json
 	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --with-evidence --json $(R)/perdb_evidence.json
 	$(EVAL) --data build/bird/union_schema --union bird_union_schema --cross-validate routing --no-baselines --json $(R)/union_schema_question.json
+	$(EVAL) --data build/bird/union_schema --union bird_union_schema --cross-validate hedging --no-baselines --no-eval \
+	  --scored-cache build/bird/scored_union_schema.pkl --json $(R)/union_schema_hedging.json
 	$(EVAL) --data build/bird/union_desc --union bird_union --cross-validate routing \
 	  --json $(R)/union_question.json --predictions $(R)/union_question.jsonl --report $(R)/union_question
-	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --cross-validate adaptive --no-eval --json $(R)/union_adaptive.json
+	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --cross-validate hedging --no-eval \
+	  --scored-cache build/bird/scored_union_desc.pkl --json $(R)/union_hedging.json
+	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --cross-validate adaptive --no-eval \
+	  --scored-cache build/bird/scored_union_desc.pkl --json $(R)/union_adaptive.json
 	$(EVAL) --data build/bird/union_meta --union bird_union_meta --no-baselines --json $(R)/union_meta_question.json
 	$(EVAL) --data build/bird/union_nofk --union bird_union_nofk --no-baselines --json $(R)/union_nofk_question.json
 	$(EVAL) --data build/bird/union_inferred --union bird_union_inferred --no-baselines --json $(R)/union_inferred_question.json

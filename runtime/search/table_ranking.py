@@ -11,7 +11,10 @@
   each word weighted by how few databases use it: one distractor table matching one word
   strongly loses to the database that holds all of the question's rarer words. (On BirdUnion
   nearly every table miss at 10 was a routing miss: the right database's tables ranked in its
-  own top 10 for 100 of the 105 misses.)
+  own top 10 for 100 of the 105 misses.) **Hedging** (``RouteHedge``): when up to two
+  runner-up databases score at least half the winner's, the winner's best five tables come
+  first, then each runner-up's best three, then the winner's other tables: an uncertain
+  routing no longer spends a whole budget on one large wrong database.
 * **Adaptive budget** (``confidence``): stop adding tables once the next table's calibrated
   score falls below ``confidence`` times the best (the budget stays the ceiling).
 * **Join paths** (``join_paths``): a kept table not connected to the best table through kept
@@ -106,16 +109,40 @@ def source_coverage(
     return cov / total if total > 0 else None
 
 
+@dataclass(frozen=True)
+class RouteHedge:
+    """Hedged routing: when runner-up databases score close to the winner, they get a few places.
+
+    If up to ``runners`` runner-up sources have a routing score of at least ``ratio`` times the
+    winner's, the order is: the winner's best ``lead`` tables, each such runner-up's best
+    ``share`` tables (in routing order), the winner's other tables, then the rest by score. A
+    clear winner keeps every place, as without hedging; an uncertain one no longer fills a
+    whole budget with a large wrong database's tables.
+    """
+
+    ratio: float = 0.5
+    lead: int = 5
+    share: int = 3
+    runners: int = 2
+
+
+# Chosen by leave-one-database-out on BIRD dev over BirdUnion (`schemarag eval --cross-validate
+# hedging`, README "Retrieval quality on BIRD"); None turns hedging off.
+ROUTE_HEDGE: RouteHedge | None = RouteHedge(ratio=0.5, lead=5, share=3, runners=2)
+
+
 def routed_order(
     art: IndexArtifact,
     scores: np.ndarray,
     coverage: np.ndarray | None = None,
     coverage_power: float = ROUTE_COVERAGE_POWER,
+    hedge: RouteHedge | None = ROUTE_HEDGE,
 ) -> np.ndarray:
     """Table indices best first; in a union, the best source database's tables lead.
 
     A source's score is its best table plus half its second, times ``coverage ** power``
-    (:func:`source_coverage`) when given."""
+    (:func:`source_coverage`) when given; ``hedge`` (:class:`RouteHedge`) gives close
+    runner-up sources a few places after the winner's best tables."""
     names = art.table_names
     by_score = np.lexsort((np.arange(len(names)), -scores))
     src_ids, src_names = art.table_sources
@@ -136,10 +163,22 @@ def routed_order(
     src_score = best + ROUTE_SECOND_WEIGHT * second
     if coverage is not None and coverage_power > 0:
         src_score = src_score * np.maximum(coverage, 1e-6) ** coverage_power
-    top_src = int(np.lexsort((-np.arange(len(src_names)), -src_score))[0])
+    src_order = np.lexsort((-np.arange(len(src_names)), -src_score))
+    top_src = int(src_order[0])
     lead = by_score[ordered_src == top_src]
-    rest = by_score[ordered_src != top_src]
-    return np.concatenate([lead, rest])
+    taken = ordered_src == top_src
+    runners: list[np.ndarray] = []
+    if hedge is not None and hedge.runners > 0:
+        for s in src_order[1 : 1 + hedge.runners].tolist():
+            if src_score[s] < hedge.ratio * src_score[top_src] or src_score[s] <= 0:
+                break
+            positions = np.flatnonzero(ordered_src == s)[: hedge.share]
+            runners.append(by_score[positions])
+            taken[positions] = True
+    if runners:
+        k = hedge.lead if hedge is not None else 0
+        lead = np.concatenate([lead[:k], *runners, lead[k:]])
+    return np.concatenate([lead, by_score[~taken]])
 
 
 def rank_tables_from_scores(
@@ -153,18 +192,20 @@ def rank_tables_from_scores(
     join_paths: bool = False,
     route_coverage: float = ROUTE_COVERAGE_POWER,
     calibration: Calibration = DEFAULT_CALIBRATION,
+    route_hedge: RouteHedge | None = ROUTE_HEDGE,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
     ``confidence`` (0..1) makes the number of tables adaptive: ranked tables scoring below
     ``confidence * best`` are not taken (FK neighbours still follow the tables they join).
-    ``route_coverage``: the exponent of term coverage in union routing (0 turns it off).
+    ``route_coverage``: the exponent of term coverage in union routing (0 turns it off);
+    ``route_hedge``: places for close runner-up databases (None turns it off).
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
     scores = table_scores(art, rel)
     coverage = source_coverage(art, question or "", calibration) if route_coverage > 0 else None
-    order = routed_order(art, scores, coverage, route_coverage)
+    order = routed_order(art, scores, coverage, route_coverage, route_hedge)
     ranked = [names[i] for i in order.tolist()]
     score_of = {names[i]: float(scores[i]) for i in range(len(names))}
     floor = confidence * score_of[ranked[0]] if confidence is not None and ranked else -1.0

@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cross-validate",
-        choices=("columns", "tables", "adaptive", "routing"),
+        choices=("columns", "tables", "adaptive", "routing", "hedging"),
         default=None,
         help="also choose that knob family by leave-one-database-out and report the held-out figure",
     )

@@ -25,7 +25,7 @@ import itertools
 import logging
 import pickle
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,18 @@ import numpy as np
 
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_ranking import DEFAULT_COLUMN_POLICY, ROUTE_COVERAGE_POWER, ColumnPolicy
+from schemarag.runtime.search.table_ranking import (
+    DEFAULT_COLUMN_POLICY,
+    ROUTE_COVERAGE_POWER,
+    ROUTE_HEDGE,
+    ColumnPolicy,
+    RouteHedge,
+)
 from schemarag.tools.evaluation.metrics import aggregate
 
 log = logging.getLogger(__name__)
 
-FAMILIES = ("columns", "tables", "adaptive", "routing")
+FAMILIES = ("columns", "tables", "adaptive", "routing", "hedging")
 # ColumnPolicy.context_share candidates (size cap as a share of the full schema)
 CONTEXT_SHARES = (0.2, 0.25, 0.3)
 
@@ -52,6 +58,7 @@ class Knobs:
     confidence: float | None = None
     join_paths: bool = False
     route_coverage: float = ROUTE_COVERAGE_POWER
+    route_hedge: RouteHedge | None = ROUTE_HEDGE
 
     def describe(self) -> dict[str, Any]:
         cal, pol = self.calibration, self.policy
@@ -68,6 +75,7 @@ class Knobs:
             "confidence": self.confidence,
             "join_paths": self.join_paths,
             "route_coverage": self.route_coverage,
+            "route_hedge": None if self.route_hedge is None else asdict(self.route_hedge),
         }
 
 
@@ -96,6 +104,9 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
         return [replace(base, calibration=c, join_paths=j) for c in cals for j in (False, True)]
     if family == "routing":  # weight of term coverage in union routing (0 = table evidence only)
         return [replace(base, route_coverage=p) for p in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    if family == "hedging":  # places for close runner-up databases in union routing (None = off)
+        hedges = [RouteHedge(*p) for p in itertools.product((0.5, 0.6, 0.7), (5, 6), (3, 4), (1, 2, 3))]
+        return [replace(base, route_hedge=h) for h in (None, *hedges)]
     if family == "adaptive":
         levels = (0.4, 0.6, 0.8) if small else (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
         return [replace(base, confidence=c) for c in levels]
@@ -118,7 +129,9 @@ def objective(family: str, max_ratio: float, max_tables: float) -> Callable[[dic
         top = str(m["metrics_budget"])
         return (ok, m["complete_recall"][top] if ok else -m["mean_tables_kept"])
 
-    return {"columns": columns, "tables": tables, "adaptive": adaptive, "routing": tables}[family]
+    return {"columns": columns, "tables": tables, "adaptive": adaptive, "routing": tables, "hedging": tables}[
+        family
+    ]
 
 
 @dataclass
@@ -221,20 +234,27 @@ def load_or_collect(
     path: Path | None, questions: Sequence[Any], sources: dict[str, Any], config: Any
 ) -> list[Scored]:
     """:func:`collect`, cached in ``path`` (a pickle this tool wrote: the embeddings of a question
-    set are the slow part, and a new grid needs none of them recomputed)."""
+    set are the slow part, and a new grid needs none of them recomputed). The cache records the
+    index version of every source and the question texts; a rebuilt index or another question
+    set recomputes it instead of scoring stale cosines."""
+    from schemarag.tools.evaluation.harness import _open
+
+    stamp = {"questions": [q.text(config.with_evidence) for q in questions]}
     if path is not None and path.is_file():
         with open(path, "rb") as fh:
-            scored = pickle.load(fh)  # our own cache file, written below (never a download)
-        for name in {s.source for s in scored}:
-            from schemarag.tools.evaluation.harness import _open
-
-            sources.setdefault(name, _open(name, config))
-        return scored
+            cached = pickle.load(fh)  # our own cache file, written below (never a download)
+        if isinstance(cached, dict) and cached.get("questions") == stamp["questions"]:
+            for name in cached["keys"]:
+                sources.setdefault(name, _open(name, config))
+            if all(sources[n].retriever.artifact.key == k for n, k in cached["keys"].items()):
+                return cached["scored"]
+        log.info("%s: stale or foreign score cache (index rebuilt or other questions); rescoring", path)
     scored = collect(questions, sources, config)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        keys = {s.source: sources[s.source].retriever.artifact.key for s in scored}
         with open(path, "wb") as fh:
-            pickle.dump(scored, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({**stamp, "keys": keys, "scored": scored}, fh, protocol=pickle.HIGHEST_PROTOCOL)
     return scored
 
 
@@ -265,6 +285,7 @@ def records_for(
                 join_paths=knobs.join_paths,
                 route_coverage=knobs.route_coverage,
                 calibration=knobs.calibration,
+                route_hedge=knobs.route_hedge,
             )
 
         ranking = rank(top)
@@ -316,6 +337,7 @@ def cross_validate(
             "columns": f"max column SRR s.t. context ratio <= {max_ratio}",
             "tables": "max mean CR over the budgets",
             "routing": "max mean CR over the budgets",
+            "hedging": "max mean CR over the budgets",
             "adaptive": f"max CR@{max(budgets)} s.t. mean tables kept <= {max_tables}",
         }[family],
         "candidates": len(candidates),

@@ -163,3 +163,52 @@ def test_routing_prefers_the_database_that_holds_the_question_words() -> None:
 def test_single_source_index_has_no_coverage_routing() -> None:
     art, _ = _art({t: [] for t in TABLE})
     assert table_ranking.source_coverage(art, "orders of customers") is None
+
+
+# Three sources: a large winner, a close runner-up and a distant one (routing by table evidence).
+THREE: dict[str, Any] = {
+    "name": "three",
+    "tables": [
+        *({"name": f"big{i}", "database": "big", "columns": [{"name": "id"}]} for i in range(4)),
+        *({"name": f"close{i}", "database": "close", "columns": [{"name": "id"}]} for i in range(2)),
+        {"name": "far0", "database": "far", "columns": [{"name": "id"}]},
+    ],
+}
+THREE_SCORES = np.array([0.9, 0.8, 0.7, 0.6, 0.85, 0.3, 0.2], dtype=np.float32)  # big0..3, close0..1, far0
+
+
+def _three_order(hedge) -> list[str]:
+    art = in_memory_artifact(THREE, [(t["name"], "table", None) for t in THREE["tables"]])
+    order = routed_order(art, THREE_SCORES, hedge=hedge)
+    return [art.table_names[i] for i in order.tolist()]
+
+
+def test_without_hedging_the_winning_database_takes_every_leading_place() -> None:
+    assert _three_order(None) == ["big0", "big1", "big2", "big3", "close0", "close1", "far0"]
+
+
+def test_hedging_gives_a_close_runner_up_its_best_tables_after_the_winners_best() -> None:
+    # source scores: big 0.9 + 0.5 * 0.8 = 1.3; close 0.85 + 0.5 * 0.3 = 1.0; far 0.2
+    hedge = table_ranking.RouteHedge(ratio=0.5, lead=2, share=1, runners=2)
+    assert _three_order(hedge) == ["big0", "big1", "close0", "big2", "big3", "close1", "far0"]
+    # a runner-up below ratio x the winner gets nothing: far (0.2 < 0.5 * 1.3) is never hoisted
+    wide = table_ranking.RouteHedge(ratio=0.5, lead=1, share=2, runners=2)
+    assert _three_order(wide) == ["big0", "close0", "close1", "big1", "big2", "big3", "far0"]
+    strict = table_ranking.RouteHedge(ratio=0.8, lead=2, share=1, runners=2)
+    assert _three_order(strict) == _three_order(None)  # 1.0 < 0.8 * 1.3: a clear winner keeps all
+
+
+def test_a_hedged_budget_keeps_the_runner_ups_best_table() -> None:
+    art = in_memory_artifact(THREE, [(t["name"], "table", None) for t in THREE["tables"]])
+    hedge = table_ranking.RouteHedge(ratio=0.5, lead=2, share=1, runners=2)
+    kw = {"budget": 3, "route_coverage": 0.0}
+    assert rank_tables_from_scores(art, THREE_SCORES, route_hedge=hedge, **kw).tables == [
+        "big0",
+        "big1",
+        "close0",
+    ]
+    assert rank_tables_from_scores(art, THREE_SCORES, route_hedge=None, **kw).tables == [
+        "big0",
+        "big1",
+        "big2",
+    ]

@@ -106,3 +106,32 @@ def test_union_records_membership_and_input_symmetry(tmp_path: Path) -> None:
     assert input_setting(plain, "u") == {"symmetric": True, "inputs": {"schema only": 2}}
     assert input_label(EvalConfig(union="u", data=plain))["label"].startswith("symmetric")
     assert input_label(EvalConfig(union="u", data=tmp_path / "nowhere"))["symmetric"] is None
+
+
+def test_hedging_is_cross_validated_end_to_end_and_the_score_cache_follows_the_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`eval --cross-validate hedging` on a real two-database union index; the score cache is
+    reused for the same index and questions, and recomputed for other questions."""
+    from schemarag.cli import main
+    from schemarag.pipelines.build import build_databases
+    from schemarag.tools.evaluation.crossval import RouteHedge
+
+    data, artifacts = tmp_path / "data", tmp_path / "artifacts"
+    import_catalog([_two_databases(tmp_path)], data, descriptions=FIXTURE / "descriptions", union="u")
+    assert all(r.ok for r in build_databases(["u"], data, artifacts))
+    cache, out = tmp_path / "scored.pkl", tmp_path / "cv.json"
+    argv = ["eval", "--questions", str(FIXTURE / "questions.json"), "--data", str(data), "--artifacts",
+            str(artifacts), "--union", "u", "--cross-validate", "hedging", "--no-eval", "-q",
+            "--scored-cache", str(cache), "--json", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    cv = json.loads(out.read_text())["cross_validation"]
+    assert cv["family"] == "hedging" and cv["candidates"] == len(grid("hedging")) == 37
+    chosen = cv["chosen_on_all"]["route_hedge"]
+    assert chosen is None or RouteHedge(**chosen) in {k.route_hedge for k in grid("hedging")}
+    assert cv["cross_validated"]["scored_questions"] == 6
+    first = cache.stat().st_mtime_ns
+    assert main(argv) == 0 and cache.stat().st_mtime_ns == first  # same index, same questions: reused
+    assert main([*argv, "--limit", "2"]) == 0 and cache.stat().st_mtime_ns != first  # other questions
+    assert json.loads(out.read_text())["cross_validation"]["cross_validated"]["scored_questions"] == 2
+    capsys.readouterr()
