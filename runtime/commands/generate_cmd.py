@@ -88,6 +88,7 @@ def _open(args: argparse.Namespace) -> tuple[Database, Any, dict[str, TableDDL] 
             relevance_threshold=threshold,
             table_budget=args.table_budget,
             focus=args.focus,
+            adaptive=args.adaptive,
         )
 
     return source.database, retrieve, source.ddl

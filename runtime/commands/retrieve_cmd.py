@@ -54,6 +54,12 @@ def add_focus_arguments(parser: argparse.ArgumentParser) -> None:
         help="what each ranked table shows: 'default' focused columns as DDL with descriptions; "
         "'compact' the whole focused schema capped at 30%% of the full one (other columns by name)",
     )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="choose the number of tables per question (the table budget, default 15, is the ceiling): "
+        "a clear question keeps fewer, an uncertain one the whole budget",
+    )
 
 
 def open_retriever(db: str, artifacts: str | None, tenant: str | None, data: str | None) -> Retriever:
@@ -87,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         debug=args.debug,
         table_budget=args.table_budget,
         focus=args.focus,
+        adaptive=args.adaptive,
     )
     if args.json:
         payload = result.to_dict()
@@ -123,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
 def _print_ranking(ranking: TableRanking) -> None:
     """The budgeted selection: per kept table, the columns shown as DDL and those named only."""
     cap = f", capped at {ranking.token_budget} tokens" if ranking.token_budget is not None else ""
-    print(f"focused tables ({ranking.focus} focus, {len(ranking.tables)} kept{cap}):")
+    how = ", adaptive" if ranking.adaptive else ""
+    print(f"focused tables ({ranking.focus} focus{how}, {len(ranking.tables)} kept{cap}):")
     for t in ranking.tables:
         shown = ", ".join(ranking.columns.get(t, [])) or "-"
         named = ranking.compact.get(t, [])

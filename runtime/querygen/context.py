@@ -167,6 +167,7 @@ def _rag_metadata(result: Any, decision: StrategyDecision) -> dict[str, Any]:
     if ranking is not None:  # what each table shows, and the size cap of the "compact" focus
         meta["focus"] = ranking.focus
         meta["focusTokenBudget"] = ranking.token_budget
+        meta["adaptiveTableBudget"] = ranking.adaptive
     key = getattr(md, "artifact_key", None)
     if key:
         meta["artifactKey"] = key

@@ -96,12 +96,14 @@ class TableRanking:
     compact: dict[str, list[str]] = field(default_factory=dict)  # other columns, shown by name only
     token_budget: int | None = None  # the focused schema's size cap (ColumnPolicy.context_share)
     focus: str | None = None  # the named column policy ("default", "compact", "custom")
+    adaptive: bool = False  # the number of tables was chosen per question (AdaptiveBudget)
 
     def to_dict(self) -> dict[str, Any]:
         """The selection, as ``retrieve --json`` and the HTTP API report it: kept tables in rank
         order with their scores, per table the columns shown as DDL and those listed by name."""
         return {
             "focus": self.focus,
+            "adaptive": self.adaptive,
             "tables": [
                 {
                     "table": t,

@@ -46,8 +46,10 @@ from schemarag.runtime.search.model_catalog import calibration_for, index_model_
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import (
+    ADAPTIVE_BUDGET,
     DEFAULT_COLUMN_POLICY,
     DEFAULT_FOCUS_TABLE_BUDGET,
+    AdaptiveBudget,
     ColumnPolicy,
     focus_name,
     rank_tables_from_scores,
@@ -263,6 +265,7 @@ class Retriever:
         debug: bool = False,
         table_budget: int | None = None,
         focus: str | ColumnPolicy | None = None,
+        adaptive: bool | AdaptiveBudget = False,
     ) -> RetrievalResult:
         """Top-k chunks at or above the threshold, descending score, plus FK expansion.
 
@@ -271,11 +274,16 @@ class Retriever:
         ``focus`` says what each ranked table shows: ``"default"`` (focused columns as DDL with
         descriptions), ``"compact"`` (the focused schema capped at 30 % of the full one; see
         ``table_ranking.FOCUS_POLICIES``) or a :class:`ColumnPolicy`. A focus without a table
-        budget ranks ``DEFAULT_FOCUS_TABLE_BUDGET`` (15) tables.
+        budget ranks ``DEFAULT_FOCUS_TABLE_BUDGET`` (15) tables. ``adaptive`` (``True`` for the
+        shipped :data:`ADAPTIVE_BUDGET`, or an :class:`AdaptiveBudget`) makes the number of
+        tables per question: the table budget (15 if not given) becomes a ceiling, and a
+        question whose evidence and routing are clear keeps fewer.
         """
         t0 = time.perf_counter()
         art = self.snapshot()
-        return self._search(art, question, top_k, relevance_threshold, debug, table_budget, t0, focus)
+        return self._search(
+            art, question, top_k, relevance_threshold, debug, table_budget, t0, focus, adaptive
+        )
 
     def _search(
         self,
@@ -287,10 +295,12 @@ class Retriever:
         table_budget: int | None,
         t0: float,
         focus: str | ColumnPolicy | None = None,
+        adaptive: bool | AdaptiveBudget = False,
     ) -> RetrievalResult:
         settings = RetrievalSettings.resolve(top_k, relevance_threshold)
         policy = resolve_focus(focus)  # a misspelt focus fails before any scoring
-        if policy is not None and table_budget is None:
+        budget_rule = ADAPTIVE_BUDGET if adaptive is True else adaptive or None
+        if (policy is not None or budget_rule is not None) and table_budget is None:
             table_budget = DEFAULT_FOCUS_TABLE_BUDGET
         if table_budget is not None and table_budget < 1:
             raise ConfigError(f"table_budget {table_budget}: use a whole number >= 1")
@@ -334,10 +344,22 @@ class Retriever:
             schema=art.schema,
         )
         if table_budget is not None and chunks:
+            adapt = (
+                {"confidence": budget_rule.confidence, "min_tables": budget_rule.min_tables,
+                 "sure_margin": budget_rule.sure_margin}
+                if budget_rule is not None else {}
+            )  # fmt: skip
             result.ranking = rank_tables_from_scores(
-                art, rel, table_budget, question=question, policy=policy, calibration=self.calibration
+                art,
+                rel,
+                table_budget,
+                question=question,
+                policy=policy,
+                calibration=self.calibration,
+                **adapt,
             )
             result.ranking.focus = focus_name(policy or DEFAULT_COLUMN_POLICY)
+            result.ranking.adaptive = budget_rule is not None
         timings["format"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         if debug:
@@ -391,10 +413,11 @@ class PinnedIndex:
         debug: bool = False,
         table_budget: int | None = None,
         focus: str | ColumnPolicy | None = None,
+        adaptive: bool | AdaptiveBudget = False,
     ) -> RetrievalResult:
         t0 = time.perf_counter()
         return self.retriever._search(
-            self.artifact, question, top_k, relevance_threshold, debug, table_budget, t0, focus
+            self.artifact, question, top_k, relevance_threshold, debug, table_budget, t0, focus, adaptive
         )
 
     def rank_tables(

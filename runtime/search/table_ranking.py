@@ -15,8 +15,10 @@
   runner-up databases score at least half the winner's, the winner's best five tables come
   first, then each runner-up's best three, then the winner's other tables: an uncertain
   routing no longer spends a whole budget on one large wrong database.
-* **Adaptive budget** (``confidence``): stop adding tables once the next table's calibrated
-  score falls below ``confidence`` times the best (the budget stays the ceiling).
+* **Adaptive budget** (``AdaptiveBudget``): stop adding tables once the next table's
+  calibrated score falls below ``confidence`` times the best (the budget stays the ceiling),
+  but not before ``min_tables``, and in a union only when routing is sure (the runner-up
+  database scores below ``sure_margin`` times the winner's).
 * **Join paths** (``join_paths``): a kept table not connected to the best table through kept
   tables brings the tables on its shortest FK path to them (at most JOIN_PATH_HOPS hops).
 * **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
@@ -131,6 +133,26 @@ class RouteHedge:
 ROUTE_HEDGE: RouteHedge | None = RouteHedge(ratio=0.5, lead=5, share=3, runners=2)
 
 
+@dataclass(frozen=True)
+class AdaptiveBudget:
+    """A per-question number of tables (the table budget stays the ceiling).
+
+    Ranked tables scoring below ``confidence`` times the best are not taken, but never before
+    ``min_tables`` are kept, and in a union only when routing is sure: the runner-up database
+    scores below ``sure_margin`` times the winner's (``None``: always). An uncertain question
+    keeps the whole budget; a clear one stops early.
+    """
+
+    confidence: float
+    min_tables: int = 1
+    sure_margin: float | None = None
+
+
+# Chosen by leave-one-database-out on BIRD dev over BirdUnion (`schemarag eval --cross-validate
+# adaptive`, objective: max CR at <= 8 tables kept on average; README "Retrieval quality on BIRD").
+ADAPTIVE_BUDGET = AdaptiveBudget(confidence=0.5, min_tables=5, sure_margin=0.7)
+
+
 def routed_order(
     art: IndexArtifact,
     scores: np.ndarray,
@@ -143,11 +165,23 @@ def routed_order(
     A source's score is its best table plus half its second, times ``coverage ** power``
     (:func:`source_coverage`) when given; ``hedge`` (:class:`RouteHedge`) gives close
     runner-up sources a few places after the winner's best tables."""
+    return route(art, scores, coverage, coverage_power, hedge)[0]
+
+
+def route(
+    art: IndexArtifact,
+    scores: np.ndarray,
+    coverage: np.ndarray | None = None,
+    coverage_power: float = ROUTE_COVERAGE_POWER,
+    hedge: RouteHedge | None = ROUTE_HEDGE,
+) -> tuple[np.ndarray, float]:
+    """``(routed_order, margin)``: ``margin`` is the runner-up database's routing score over the
+    winner's (0 for a single-source index): how unsure the routing is."""
     names = art.table_names
     by_score = np.lexsort((np.arange(len(names)), -scores))
     src_ids, src_names = art.table_sources
     if len(src_names) <= 1:
-        return by_score
+        return by_score, 0.0
     # best and second-best table score per source
     ordered_src = src_ids[by_score]
     best = np.full(len(src_names), -1.0)
@@ -165,6 +199,8 @@ def routed_order(
         src_score = src_score * np.maximum(coverage, 1e-6) ** coverage_power
     src_order = np.lexsort((-np.arange(len(src_names)), -src_score))
     top_src = int(src_order[0])
+    top_score = float(src_score[top_src])
+    margin = float(src_score[int(src_order[1])]) / top_score if top_score > 0 else 1.0
     lead = by_score[ordered_src == top_src]
     taken = ordered_src == top_src
     runners: list[np.ndarray] = []
@@ -178,7 +214,7 @@ def routed_order(
     if runners:
         k = hedge.lead if hedge is not None else 0
         lead = np.concatenate([lead[:k], *runners, lead[k:]])
-    return np.concatenate([lead, by_score[~taken]])
+    return np.concatenate([lead, by_score[~taken]]), margin
 
 
 def rank_tables_from_scores(
@@ -193,11 +229,15 @@ def rank_tables_from_scores(
     route_coverage: float = ROUTE_COVERAGE_POWER,
     calibration: Calibration = DEFAULT_CALIBRATION,
     route_hedge: RouteHedge | None = ROUTE_HEDGE,
+    min_tables: int = 1,
+    sure_margin: float | None = None,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
     ``confidence`` (0..1) makes the number of tables adaptive: ranked tables scoring below
-    ``confidence * best`` are not taken (FK neighbours still follow the tables they join).
+    ``confidence * best`` are not taken (FK neighbours still follow the tables they join),
+    once ``min_tables`` are kept and, in a union, only if the routing margin is below
+    ``sure_margin`` (see :class:`AdaptiveBudget`).
     ``route_coverage``: the exponent of term coverage in union routing (0 turns it off);
     ``route_hedge``: places for close runner-up databases (None turns it off).
     """
@@ -205,13 +245,15 @@ def rank_tables_from_scores(
     names = art.table_names
     scores = table_scores(art, rel)
     coverage = source_coverage(art, question or "", calibration) if route_coverage > 0 else None
-    order = routed_order(art, scores, coverage, route_coverage, route_hedge)
+    order, margin = route(art, scores, coverage, route_coverage, route_hedge)
     ranked = [names[i] for i in order.tolist()]
     score_of = {names[i]: float(scores[i]) for i in range(len(names))}
-    floor = confidence * score_of[ranked[0]] if confidence is not None and ranked else -1.0
+    sure = sure_margin is None or margin < sure_margin
+    floor = confidence * score_of[ranked[0]] if confidence is not None and ranked and sure else -1.0
+    least = max(1, min_tables)
     kept: list[str] = []
     for t in ranked:
-        if len(kept) >= budget or (kept and score_of[t] < floor):
+        if len(kept) >= budget or (len(kept) >= least and score_of[t] < floor):
             break
         if t in kept:
             continue

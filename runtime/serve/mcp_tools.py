@@ -45,7 +45,8 @@ the retrieved documentation, trimmed to `token_budget` tokens (lowest-relevance 
 first). Give `question` normally; give `tables` when you already know which tables you need.
 With a question, `focus` ranks the tables (at most `table_budget`, default 15) and shows each one's
 relevant columns: "default" as DDL with descriptions, "compact" the whole schema at most ~30% of the
-full one (lower-ranked tables shrink to a line of column names; no table is dropped).
+full one (lower-ranked tables shrink to a line of column names; no table is dropped); `adaptive`
+keeps fewer tables when the question is clear and the whole `table_budget` when it is not.
 This is what to put in your context before writing a query; it is much smaller than the full schema."""
 
 VALIDATE_SQL = """Check one SQL statement against the database's real schema before running or showing it.
@@ -108,11 +109,14 @@ def build_mcp(
         token_budget: int | None = 4000,
         focus: Literal["default", "compact"] | None = None,
         table_budget: int | None = None,
+        adaptive: bool = False,
     ) -> str:
         if not question and not tables:
             raise ToolError("give `question` (what the SQL should answer) or `tables` (names you need)")
-        if (focus is not None or table_budget is not None) and (tables or not question):
-            raise ToolError("`focus` and `table_budget` rank the tables for a `question`; drop `tables`")
+        if (focus is not None or table_budget is not None or adaptive) and (tables or not question):
+            raise ToolError(
+                "`focus`, `table_budget` and `adaptive` rank the tables for a `question`; drop `tables`"
+            )
         if table_budget is not None and not 1 <= table_budget <= 100:
             raise ToolError(f"table_budget must be between 1 and 100, got {table_budget}")
         check(question)
@@ -126,6 +130,7 @@ def build_mcp(
             None,
             table_budget,
             focus,
+            adaptive,
         )
         meta = out["metadata"]
         header = (

@@ -52,6 +52,11 @@ class SchemaBody(_Body):
         "DDL with descriptions; 'compact': the whole schema capped at 30% of the full one, lower-"
         "ranked tables thinned to their column names (no table dropped)",
     )
+    adaptive: bool = Field(
+        default=False,
+        description="with a question: choose the number of tables per question, 'table_budget' (default "
+        "15) being the ceiling; a clear question keeps fewer tables, an uncertain one the whole budget",
+    )
 
 
 class ValidateBody(_Body):
@@ -62,6 +67,7 @@ class GenerateBody(_Body):
     question: str = Field(min_length=1, description="natural-language question")
     table_budget: int | None = Field(default=None, ge=1, description="as in POST /v1/schema")
     focus: Focus | None = Field(default=None, description="as in POST /v1/schema")
+    adaptive: bool = Field(default=False, description="as in POST /v1/schema")
 
 
 def _rt(request: Request) -> ServerState:
@@ -129,12 +135,12 @@ async def schema(body: SchemaBody, request: Request) -> Response:
         rt.unprocessable(f"at most {rt.settings.max_top_k} tables per request", "tables")
     if body.top_k is not None:
         rt.check_top_k(body.top_k)
-    ranked = body.table_budget is not None or body.focus is not None
+    ranked = body.table_budget is not None or body.focus is not None or body.adaptive
     if ranked and (body.tables or not body.question):
         field = "tables" if body.tables else "question"
         rt.unprocessable(
-            "'table_budget' and 'focus' rank the tables for a 'question'; they do not apply to "
-            "explicit 'tables' (send a question without tables)",
+            "'table_budget', 'focus' and 'adaptive' rank the tables for a 'question'; they do not "
+            "apply to explicit 'tables' (send a question without tables)",
             field,
         )
     _check_table_budget(rt, body.table_budget)
@@ -148,6 +154,7 @@ async def schema(body: SchemaBody, request: Request) -> Response:
         body.top_k,
         body.table_budget,
         body.focus,
+        body.adaptive,
     )
     return json_response(out)
 
@@ -176,5 +183,6 @@ async def generate(body: GenerateBody, request: Request) -> Response:
         body.question,
         body.table_budget,
         body.focus,
+        body.adaptive,
     )
     return json_response(out)

@@ -174,6 +174,7 @@ class SchemaService:
         threshold: float | None,
         table_budget: int | None = None,
         focus: str | None = None,
+        adaptive: bool = False,
     ) -> RetrievalResult:
         """Search one pinned version (chunks, DDL and schema of a response always agree)."""
         return pinned.search(
@@ -183,6 +184,7 @@ class SchemaService:
             debug=True,
             table_budget=table_budget,
             focus=focus,
+            adaptive=adaptive,
         )
 
     def retrieve(
@@ -205,15 +207,19 @@ class SchemaService:
         top_k: int | None = None,
         table_budget: int | None = None,
         focus: str | None = None,
+        adaptive: bool = False,
     ) -> dict[str, Any]:
         """The focused schema for ``question``, or for ``tables`` (+ FK neighbours).
 
-        ``table_budget``/``focus`` (question only) switch to the budgeted table ranking: at most
-        that many tables, each showing what the focus says (``Retriever.search``)."""
+        ``table_budget``/``focus``/``adaptive`` (question only) switch to the budgeted table
+        ranking: at most that many tables, each showing what the focus says
+        (``Retriever.search``)."""
         from schemarag.runtime.formatting import format_focused_schema
 
         pinned = self.retriever(principal, db).pin()
-        result = self._search(pinned, question, top_k, None, table_budget, focus) if question else None
+        result = (
+            self._search(pinned, question, top_k, None, table_budget, focus, adaptive) if question else None
+        )
         art = pinned.artifact
         schema = art.schema
         if tables:
@@ -273,6 +279,7 @@ class SchemaService:
         question: str,
         table_budget: int | None = None,
         focus: str | None = None,
+        adaptive: bool = False,
     ) -> dict[str, Any]:
         if not llm_configured():
             raise NotConfiguredError(
@@ -292,7 +299,12 @@ class SchemaService:
 
         def retrieve(q: str, top_k: int | None, threshold: float | None) -> RetrievalResult:
             return pinned.search(
-                q, top_k=top_k, relevance_threshold=threshold, table_budget=table_budget, focus=focus
+                q,
+                top_k=top_k,
+                relevance_threshold=threshold,
+                table_budget=table_budget,
+                focus=focus,
+                adaptive=adaptive,
             )
 
         out = generate(

@@ -65,12 +65,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--confidence", type=float, default=None, help="adaptive budget: keep tables scoring >= this x best"
     )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="adaptive budget with the shipped knobs (ADAPTIVE_BUDGET); the budgets are ceilings",
+    )
     parser.add_argument("--join-paths", action="store_true", help="complete FK join paths of kept tables")
     parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
     parser.add_argument("--small-grid", action="store_true", help="cross-validation: a smaller fixed grid")
     parser.add_argument(
         "--scored-cache", default=None, metavar="FILE", help="cross-validation: cache question scores here"
     )
+
+
+def _adaptive(args: argparse.Namespace) -> dict:
+    """EvalConfig fields of ``--adaptive`` (``--confidence`` alone keeps a plain confidence cut)."""
+    if not args.adaptive:
+        return {}
+    from schemarag.runtime.search.table_ranking import ADAPTIVE_BUDGET
+
+    if args.confidence is not None:
+        raise ConfigError("--adaptive sets the confidence itself; drop --confidence")
+    return {
+        "confidence": ADAPTIVE_BUDGET.confidence,
+        "min_tables": ADAPTIVE_BUDGET.min_tables,
+        "sure_margin": ADAPTIVE_BUDGET.sure_margin,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
         progress_every=max(1, args.progress_every or (10 if bars else 100)),
         progress=progress,
         data=Path(args.data) if getattr(args, "data", None) else None,
-        confidence=args.confidence,
         join_paths=args.join_paths,
+        **(_adaptive(args) or {"confidence": args.confidence}),
     )
     payload: dict = {}
     result = None

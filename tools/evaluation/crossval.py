@@ -59,6 +59,8 @@ class Knobs:
     join_paths: bool = False
     route_coverage: float = ROUTE_COVERAGE_POWER
     route_hedge: RouteHedge | None = ROUTE_HEDGE
+    min_tables: int = 1
+    sure_margin: float | None = None
 
     def describe(self) -> dict[str, Any]:
         cal, pol = self.calibration, self.policy
@@ -73,6 +75,8 @@ class Knobs:
             "rest_tables": pol.rest_tables,
             "context_share": pol.context_share,
             "confidence": self.confidence,
+            "min_tables": self.min_tables,
+            "sure_margin": self.sure_margin,
             "join_paths": self.join_paths,
             "route_coverage": self.route_coverage,
             "route_hedge": None if self.route_hedge is None else asdict(self.route_hedge),
@@ -107,9 +111,14 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
     if family == "hedging":  # places for close runner-up databases in union routing (None = off)
         hedges = [RouteHedge(*p) for p in itertools.product((0.5, 0.6, 0.7), (5, 6), (3, 4), (1, 2, 3))]
         return [replace(base, route_hedge=h) for h in (None, *hedges)]
-    if family == "adaptive":
-        levels = (0.4, 0.6, 0.8) if small else (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-        return [replace(base, confidence=c) for c in levels]
+    if family == "adaptive":  # confidence cut x floor of tables x routing margin under which it applies
+        levels = (0.4, 0.6) if small else (0.4, 0.5, 0.6, 0.7)
+        floors = (1, 5) if small else (1, 4, 5, 6)
+        margins = (None, 0.6) if small else (None, 0.6, 0.7, 0.8)
+        return [
+            replace(base, confidence=c, min_tables=m, sure_margin=g)
+            for c, m, g in itertools.product(levels, floors, margins)
+        ]
     raise ConfigError(f"unknown knob family {family!r}; use one of {', '.join(FAMILIES)}")
 
 
@@ -282,6 +291,8 @@ def records_for(
                 question=item.text,
                 policy=knobs.policy,
                 confidence=knobs.confidence,
+                min_tables=knobs.min_tables,
+                sure_margin=knobs.sure_margin,
                 join_paths=knobs.join_paths,
                 route_coverage=knobs.route_coverage,
                 calibration=knobs.calibration,

@@ -51,6 +51,8 @@ class EvalConfig:
     data: Path | None = None  # the import folder: its inputs.json labels the setting
     confidence: float | None = None  # adaptive table budget (None: fixed budgets)
     join_paths: bool = False
+    min_tables: int = 1  # adaptive budget: the floor of tables kept
+    sure_margin: float | None = None  # adaptive budget: cut only when routing is this sure
 
 
 @dataclass
@@ -136,6 +138,8 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
             fk_expand=fk,
             question=text,
             confidence=config.confidence,
+            min_tables=config.min_tables,
+            sure_margin=config.sure_margin,
             join_paths=config.join_paths,
         )
 
@@ -209,7 +213,12 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
     payload = {
         "setting": _setting(config),
         "inputs": input_label(config),
-        "knobs": {"confidence": config.confidence, "join_paths": config.join_paths},
+        "knobs": {
+            "confidence": config.confidence,
+            "min_tables": config.min_tables,
+            "sure_margin": config.sure_margin,
+            "join_paths": config.join_paths,
+        },
         "questions": len(questions),
         "metrics": metrics[headline],
         "baselines": {label: m for label, m in metrics.items() if label != headline},

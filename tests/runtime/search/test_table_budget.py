@@ -126,3 +126,28 @@ def test_retrieve_cli_focus_prints_the_selection(
     assert "focused tables (compact focus, 15 kept, capped at " in out
     assert main([*base, "--table-budget", "0", QUESTION]) == 2
     assert "--table-budget 0: use a whole number >= 1" in capsys.readouterr().err
+
+
+def test_adaptive_search_keeps_at_most_the_ceiling_and_says_so(
+    built_artifacts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from schemarag.runtime.search.table_ranking import ADAPTIVE_BUDGET, AdaptiveBudget
+
+    r = Retriever.open("b2b_saas", artifacts=built_artifacts)
+    fixed = r.search(QUESTION, table_budget=15)
+    adaptive = r.search(QUESTION, adaptive=True)  # a ceiling of 15 unless a table budget is given
+    assert adaptive.ranking is not None and adaptive.ranking.adaptive and not fixed.ranking.adaptive
+    kept = adaptive.ranking.tables
+    assert ADAPTIVE_BUDGET.min_tables <= len(kept) < len(fixed.ranking.tables) == 15
+    assert kept == fixed.ranking.tables[: len(kept)]  # the same order, cut where evidence thins out
+    strict = r.search(QUESTION, table_budget=15, adaptive=AdaptiveBudget(confidence=0.99, min_tables=2))
+    loose = r.search(QUESTION, table_budget=15, adaptive=AdaptiveBudget(confidence=0.0))
+    assert (
+        len(strict.ranking.tables) <= len(kept) < len(loose.ranking.tables) == 15
+    )  # a cut of 0 cuts nothing
+    assert strict.ranking.tables[:2] == fixed.ranking.tables[:2]  # the floor (FK partners may follow)
+    assert (
+        main(["retrieve", "--artifacts", str(built_artifacts), "--db", "b2b_saas", "--adaptive", QUESTION])
+        == 0
+    )
+    assert f"(default focus, adaptive, {len(kept)} kept)" in capsys.readouterr().out

@@ -212,3 +212,18 @@ def test_a_hedged_budget_keeps_the_runner_ups_best_table() -> None:
         "big1",
         "big2",
     ]
+
+
+def test_adaptive_budget_keeps_a_floor_and_cuts_only_when_routing_is_sure() -> None:
+    art = in_memory_artifact(THREE, [(t["name"], "table", None) for t in THREE["tables"]])
+    kw = {"budget": 7, "route_coverage": 0.0, "route_hedge": None, "fk_expand": False}
+    # big0..big3 score 0.9, 0.8, 0.7, 0.6 (x the same table-score scale)
+    cut = rank_tables_from_scores(art, THREE_SCORES, confidence=0.8, **kw).tables
+    assert cut == ["big0", "big1"]  # 0.7 < 0.8 * 0.9: the cut stops at big2
+    floor = rank_tables_from_scores(art, THREE_SCORES, confidence=0.8, min_tables=4, **kw).tables
+    assert floor == ["big0", "big1", "big2", "big3", "close0"]  # four kept, then the cut: close0 passes it
+    # routing margin here: close / big = 1.0 / 1.3 = 0.77; a cut only below 0.7 does not apply
+    unsure = rank_tables_from_scores(art, THREE_SCORES, confidence=0.8, sure_margin=0.7, **kw).tables
+    assert len(unsure) == 7
+    sure = rank_tables_from_scores(art, THREE_SCORES, confidence=0.8, sure_margin=0.8, **kw).tables
+    assert sure == cut

@@ -79,6 +79,11 @@ def test_schema_focus_ranks_tables_and_compact_caps_the_size(unkeyed) -> None:
     assert compact["metadata"]["ranking"]["focus"] == "compact" and cap > 0
     assert compact["metadata"]["token_estimate"] <= max(cap, default["metadata"]["token_estimate"])
     assert compact["metadata"]["token_estimate"] < default["metadata"]["token_estimate"]
+    adaptive = httpx.post(url, json={**question, "adaptive": True, "table_budget": 2}).json()
+    assert adaptive["metadata"]["ranking"]["adaptive"] is True
+    assert 1 <= len(adaptive["metadata"]["tables_shown"]) <= 2
+    with_tables = httpx.post(url, json={"database": "shop", "tables": ["orders"], "adaptive": True})
+    assert with_tables.status_code == 422 and with_tables.json()["field"] == "tables"
     with_tables = httpx.post(url, json={"database": "shop", "tables": ["orders"], "focus": "compact"})
     assert with_tables.status_code == 422 and with_tables.json()["field"] == "tables"
     typo = httpx.post(url, json={**question, "focus": "compakt"})
