@@ -62,6 +62,8 @@ eval-bird: install
 	  --scored-cache build/bird/scored_union_desc.pkl --json $(R)/union_hedging.json
 	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --cross-validate adaptive --no-eval \
 	  --scored-cache build/bird/scored_union_desc.pkl --json $(R)/union_adaptive.json
+	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --no-hedging --json $(R)/union_nohedge.json
+	$(EVAL) --data build/bird/union_schema --union bird_union_schema --no-baselines --no-hedging --json $(R)/union_schema_nohedge.json
 	$(EVAL) --data build/bird/union_meta --union bird_union_meta --no-baselines --json $(R)/union_meta_question.json
 	$(EVAL) --data build/bird/union_nofk --union bird_union_nofk --no-baselines --json $(R)/union_nofk_question.json
 	$(EVAL) --data build/bird/union_inferred --union bird_union_inferred --no-baselines --json $(R)/union_inferred_question.json

@@ -71,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="adaptive budget with the shipped knobs (ADAPTIVE_BUDGET); the budgets are ceilings",
     )
     parser.add_argument("--join-paths", action="store_true", help="complete FK join paths of kept tables")
+    parser.add_argument(
+        "--no-hedging", action="store_true", help="ablation: union routing without RouteHedge"
+    )
     parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
     parser.add_argument("--small-grid", action="store_true", help="cross-validation: a smaller fixed grid")
     parser.add_argument(
@@ -129,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         progress=progress,
         data=Path(args.data) if getattr(args, "data", None) else None,
         join_paths=args.join_paths,
+        hedging=not args.no_hedging,
         **(_adaptive(args) or {"confidence": args.confidence}),
     )
     payload: dict = {}

@@ -53,6 +53,7 @@ class EvalConfig:
     join_paths: bool = False
     min_tables: int = 1  # adaptive budget: the floor of tables kept
     sure_margin: float | None = None  # adaptive budget: cut only when routing is this sure
+    hedging: bool = True  # union routing hedging (False: the ablation without it)
 
 
 @dataclass
@@ -124,7 +125,7 @@ def shown_columns(
 
 def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: EvalConfig) -> dict[str, Any]:
     from schemarag.runtime.formatting import focused_parts
-    from schemarag.runtime.search.table_ranking import rank_tables_from_scores
+    from schemarag.runtime.search.table_ranking import ROUTE_HEDGE, rank_tables_from_scores
 
     budgets = config.budgets
     kept_by_budget: dict[int, list[str]] = {}
@@ -141,6 +142,7 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
             min_tables=config.min_tables,
             sure_margin=config.sure_margin,
             join_paths=config.join_paths,
+            route_hedge=ROUTE_HEDGE if config.hedging else None,
         )
 
     # Timed first, with the query-embedding cache cleared: latency includes embedding the question.
@@ -218,6 +220,7 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
             "min_tables": config.min_tables,
             "sure_margin": config.sure_margin,
             "join_paths": config.join_paths,
+            "hedging": config.hedging,
         },
         "questions": len(questions),
         "metrics": metrics[headline],

@@ -134,4 +134,9 @@ def test_hedging_is_cross_validated_end_to_end_and_the_score_cache_follows_the_i
     assert main(argv) == 0 and cache.stat().st_mtime_ns == first  # same index, same questions: reused
     assert main([*argv, "--limit", "2"]) == 0 and cache.stat().st_mtime_ns != first  # other questions
     assert json.loads(out.read_text())["cross_validation"]["cross_validated"]["scored_questions"] == 2
+    plain = [*argv[: argv.index("--cross-validate")], "--no-baselines", "-q", "--json", str(out)]
+    assert main([*plain, "--no-hedging", "--adaptive"]) == 0  # the ablation and the shipped adaptive rule
+    knobs = json.loads(out.read_text())["knobs"]
+    assert knobs["hedging"] is False and (knobs["confidence"], knobs["min_tables"]) == (0.5, 5)
+    assert main([*plain, "--adaptive", "--confidence", "0.3"]) == 2  # one or the other
     capsys.readouterr()
