@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import httpx
-from conftest import start_server
+from server_support import start_server
 from tiny_support import SHOP, build, write_schema
 
 from schemarag.runtime.artifact.format import CURRENT
