@@ -153,21 +153,6 @@ class AdaptiveBudget:
 ADAPTIVE_BUDGET = AdaptiveBudget(confidence=0.5, min_tables=5, sure_margin=0.7)
 
 
-def routed_order(
-    art: IndexArtifact,
-    scores: np.ndarray,
-    coverage: np.ndarray | None = None,
-    coverage_power: float = ROUTE_COVERAGE_POWER,
-    hedge: RouteHedge | None = ROUTE_HEDGE,
-) -> np.ndarray:
-    """Table indices best first; in a union, the best source database's tables lead.
-
-    A source's score is its best table plus half its second, times ``coverage ** power``
-    (:func:`source_coverage`) when given; ``hedge`` (:class:`RouteHedge`) gives close
-    runner-up sources a few places after the winner's best tables."""
-    return route(art, scores, coverage, coverage_power, hedge)[0]
-
-
 def route(
     art: IndexArtifact,
     scores: np.ndarray,
@@ -175,8 +160,13 @@ def route(
     coverage_power: float = ROUTE_COVERAGE_POWER,
     hedge: RouteHedge | None = ROUTE_HEDGE,
 ) -> tuple[np.ndarray, float]:
-    """``(routed_order, margin)``: ``margin`` is the runner-up database's routing score over the
-    winner's (0 for a single-source index): how unsure the routing is."""
+    """``(order, margin)``: table indices best first (in a union, the best source database's
+    tables lead) and the runner-up database's routing score over the winner's (0 for a
+    single-source index): how unsure the routing is.
+
+    A source's score is its best table plus half its second, times ``coverage ** power``
+    (:func:`source_coverage`) when given; ``hedge`` (:class:`RouteHedge`) gives close
+    runner-up sources a few places after the winner's best tables."""
     names = art.table_names
     by_score = np.lexsort((np.arange(len(names)), -scores))
     src_ids, src_names = art.table_sources
@@ -388,6 +378,24 @@ def resolve_focus(focus: str | ColumnPolicy | None) -> ColumnPolicy | None:
         names = ", ".join(FOCUS_POLICIES)
         raise ConfigError(f"focus {focus!r} is not one of {names}{did_you_mean(str(focus), FOCUS_POLICIES)}")
     return policy
+
+
+@dataclass(frozen=True)
+class TableFocus:
+    """What a caller asked of the table ranking (``Retriever.search``'s ``table_budget``,
+    ``focus`` and ``adaptive``), carried as one value through the serving layers."""
+
+    table_budget: int | None = None
+    focus: str | None = None
+    adaptive: bool = False
+
+    @property
+    def requested(self) -> bool:
+        """Whether any of the three asks for the budgeted table ranking."""
+        return self.table_budget is not None or self.focus is not None or self.adaptive
+
+    def search_kwargs(self) -> dict[str, object]:
+        return {"table_budget": self.table_budget, "focus": self.focus, "adaptive": self.adaptive}
 
 
 def focus_name(policy: ColumnPolicy | None) -> str | None:

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from schemarag import __version__
 from schemarag.runtime.errors import SchemaragError
+from schemarag.runtime.search.table_ranking import TableFocus
 from schemarag.runtime.serve.keys import Principal
 from schemarag.runtime.serve.service import SchemaService, llm_configured
 
@@ -113,7 +114,8 @@ def build_mcp(
     ) -> str:
         if not question and not tables:
             raise ToolError("give `question` (what the SQL should answer) or `tables` (names you need)")
-        if (focus is not None or table_budget is not None or adaptive) and (tables or not question):
+        ranking = TableFocus(table_budget, focus, adaptive)
+        if ranking.requested and (tables or not question):
             raise ToolError(
                 "`focus`, `table_budget` and `adaptive` rank the tables for a `question`; drop `tables`"
             )
@@ -128,9 +130,7 @@ def build_mcp(
             tables,
             token_budget,
             None,
-            table_budget,
-            focus,
-            adaptive,
+            ranking,
         )
         meta = out["metadata"]
         header = (

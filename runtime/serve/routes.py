@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from schemarag.runtime.search.table_ranking import TableFocus
 from schemarag.runtime.serve.state import ServerState, json_response
 
 router = APIRouter()
@@ -33,13 +34,9 @@ class RetrieveBody(_Body):
     threshold: float | None = Field(default=None, ge=0.0, le=1.0, description="minimum relevance in [0, 1]")
 
 
-class SchemaBody(_Body):
-    question: str | None = Field(default=None, description="question to focus the schema on")
-    tables: list[str] | None = Field(
-        default=None, min_length=1, description="explicit tables; their FK neighbours are added"
-    )
-    token_budget: int | None = Field(default=None, ge=50, description="cap on the schema's size in tokens")
-    top_k: int | None = Field(default=None, ge=1, description="chunks to retrieve for a question")
+class _Ranked(BaseModel):
+    """The table-ranking fields of POST /v1/schema and /v1/generate."""
+
     table_budget: int | None = Field(
         default=None,
         ge=1,
@@ -58,16 +55,25 @@ class SchemaBody(_Body):
         "15) being the ceiling; a clear question keeps fewer tables, an uncertain one the whole budget",
     )
 
+    def table_focus(self) -> TableFocus:
+        return TableFocus(self.table_budget, self.focus, self.adaptive)
+
+
+class SchemaBody(_Body, _Ranked):
+    question: str | None = Field(default=None, description="question to focus the schema on")
+    tables: list[str] | None = Field(
+        default=None, min_length=1, description="explicit tables; their FK neighbours are added"
+    )
+    token_budget: int | None = Field(default=None, ge=50, description="cap on the schema's size in tokens")
+    top_k: int | None = Field(default=None, ge=1, description="chunks to retrieve for a question")
+
 
 class ValidateBody(_Body):
     sql: str = Field(min_length=1, description="one SQL statement to check against the schema")
 
 
-class GenerateBody(_Body):
+class GenerateBody(_Body, _Ranked):
     question: str = Field(min_length=1, description="natural-language question")
-    table_budget: int | None = Field(default=None, ge=1, description="as in POST /v1/schema")
-    focus: Focus | None = Field(default=None, description="as in POST /v1/schema")
-    adaptive: bool = Field(default=False, description="as in POST /v1/schema")
 
 
 def _rt(request: Request) -> ServerState:
@@ -135,8 +141,8 @@ async def schema(body: SchemaBody, request: Request) -> Response:
         rt.unprocessable(f"at most {rt.settings.max_top_k} tables per request", "tables")
     if body.top_k is not None:
         rt.check_top_k(body.top_k)
-    ranked = body.table_budget is not None or body.focus is not None or body.adaptive
-    if ranked and (body.tables or not body.question):
+    ranking = body.table_focus()
+    if ranking.requested and (body.tables or not body.question):
         field = "tables" if body.tables else "question"
         rt.unprocessable(
             "'table_budget', 'focus' and 'adaptive' rank the tables for a 'question'; they do not "
@@ -152,9 +158,7 @@ async def schema(body: SchemaBody, request: Request) -> Response:
         body.tables,
         body.token_budget,
         body.top_k,
-        body.table_budget,
-        body.focus,
-        body.adaptive,
+        ranking,
     )
     return json_response(out)
 
@@ -181,8 +185,6 @@ async def generate(body: GenerateBody, request: Request) -> Response:
         request.state.principal,
         body.database,
         body.question,
-        body.table_budget,
-        body.focus,
-        body.adaptive,
+        body.table_focus(),
     )
     return json_response(out)

@@ -28,6 +28,7 @@ from schemarag.runtime.search.embedding import Embedder, ModelSpec
 from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult
 from schemarag.runtime.search.retriever import PinnedIndex, Retriever, max_open_indexes
+from schemarag.runtime.search.table_ranking import TableFocus
 from schemarag.runtime.serve.keys import Principal
 
 log = logging.getLogger(__name__)
@@ -172,20 +173,11 @@ class SchemaService:
         question: str,
         top_k: int | None,
         threshold: float | None,
-        table_budget: int | None = None,
-        focus: str | None = None,
-        adaptive: bool = False,
+        ranking: TableFocus | None = None,
     ) -> RetrievalResult:
         """Search one pinned version (chunks, DDL and schema of a response always agree)."""
-        return pinned.search(
-            question,
-            top_k=top_k,
-            relevance_threshold=threshold,
-            debug=True,
-            table_budget=table_budget,
-            focus=focus,
-            adaptive=adaptive,
-        )
+        extra = ranking.search_kwargs() if ranking is not None else {}
+        return pinned.search(question, top_k=top_k, relevance_threshold=threshold, debug=True, **extra)
 
     def retrieve(
         self, principal: Principal, db: str, question: str, top_k: int | None, threshold: float | None
@@ -205,21 +197,16 @@ class SchemaService:
         tables: list[str] | None,
         token_budget: int | None,
         top_k: int | None = None,
-        table_budget: int | None = None,
-        focus: str | None = None,
-        adaptive: bool = False,
+        ranking: TableFocus | None = None,
     ) -> dict[str, Any]:
         """The focused schema for ``question``, or for ``tables`` (+ FK neighbours).
 
-        ``table_budget``/``focus``/``adaptive`` (question only) switch to the budgeted table
-        ranking: at most that many tables, each showing what the focus says
-        (``Retriever.search``)."""
+        ``ranking`` (question only) switches to the budgeted table ranking: at most its table
+        budget, each table showing what its focus says (``Retriever.search``)."""
         from schemarag.runtime.formatting import format_focused_schema
 
         pinned = self.retriever(principal, db).pin()
-        result = (
-            self._search(pinned, question, top_k, None, table_budget, focus, adaptive) if question else None
-        )
+        result = self._search(pinned, question, top_k, None, ranking) if question else None
         art = pinned.artifact
         schema = art.schema
         if tables:
@@ -277,9 +264,7 @@ class SchemaService:
         principal: Principal,
         db: str,
         question: str,
-        table_budget: int | None = None,
-        focus: str | None = None,
-        adaptive: bool = False,
+        ranking: TableFocus | None = None,
     ) -> dict[str, Any]:
         if not llm_configured():
             raise NotConfiguredError(
@@ -298,14 +283,8 @@ class SchemaService:
         art = pinned.artifact
 
         def retrieve(q: str, top_k: int | None, threshold: float | None) -> RetrievalResult:
-            return pinned.search(
-                q,
-                top_k=top_k,
-                relevance_threshold=threshold,
-                table_budget=table_budget,
-                focus=focus,
-                adaptive=adaptive,
-            )
+            extra = ranking.search_kwargs() if ranking is not None else {}
+            return pinned.search(q, top_k=top_k, relevance_threshold=threshold, **extra)
 
         out = generate(
             question, art.schema, client, retrieve=retrieve, config=StrategyConfig.from_env(), ddl=art.ddl

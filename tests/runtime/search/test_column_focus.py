@@ -18,7 +18,7 @@ from schemarag.runtime.search.table_ranking import (
     ColumnPolicy,
     complete_join_paths,
     rank_tables_from_scores,
-    routed_order,
+    route,
     table_scores,
 )
 
@@ -150,7 +150,7 @@ def test_union_routes_by_database_field_not_by_double_underscore(tmp_path: Path)
     }
     rel = np.zeros(art.n_chunks, dtype=np.float32)
     rel[art.chunk_table == art.table_names.index("stg_stripe__refunds")] = 0.9
-    order = [art.table_names[i] for i in routed_order(art, table_scores(art, rel)).tolist()]
+    order = [art.table_names[i] for i in route(art, table_scores(art, rel))[0].tolist()]
     assert set(order[:2]) == {"stg_stripe__refunds", "stg_stripe__charges"}  # same database first
 
 

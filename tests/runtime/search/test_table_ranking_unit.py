@@ -10,7 +10,7 @@ from tiny_support import in_memory_artifact
 
 from schemarag.runtime.schema import Database
 from schemarag.runtime.search import table_ranking
-from schemarag.runtime.search.table_ranking import rank_tables_from_scores, routed_order, table_scores
+from schemarag.runtime.search.table_ranking import rank_tables_from_scores, route, table_scores
 
 # orders -> customers (FK), products unrelated, order_items -> orders and -> products
 STORE: dict[str, Any] = {
@@ -69,9 +69,10 @@ def test_database_level_chunks_count_for_no_table() -> None:
     )
 
 
-def test_routed_order_single_source_is_by_score_then_schema_order() -> None:
+def test_route_single_source_is_by_score_then_schema_order() -> None:
     art, _ = _art({t: [] for t in TABLE})
-    order = routed_order(art, np.array([0.2, 0.9, 0.2, 0.5], dtype=np.float32))
+    order, margin = route(art, np.array([0.2, 0.9, 0.2, 0.5], dtype=np.float32))
+    assert margin == 0.0  # one source: nothing to be unsure between
     assert [TABLE[i] for i in order.tolist()] == ["orders", "order_items", "customers", "products"]
 
 
@@ -179,7 +180,7 @@ THREE_SCORES = np.array([0.9, 0.8, 0.7, 0.6, 0.85, 0.3, 0.2], dtype=np.float32) 
 
 def _three_order(hedge) -> list[str]:
     art = in_memory_artifact(THREE, [(t["name"], "table", None) for t in THREE["tables"]])
-    order = routed_order(art, THREE_SCORES, hedge=hedge)
+    order, _ = route(art, THREE_SCORES, hedge=hedge)
     return [art.table_names[i] for i in order.tolist()]
 
 
