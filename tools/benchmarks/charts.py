@@ -119,13 +119,18 @@ def build_chart(res: dict[str, Any], path: Path) -> Path:
 
 
 def prompt_chart(rows: list[dict[str, Any]], path: Path) -> Path:
-    """``bench prompt``: mean prompt tokens, full schema vs focused schema, per database."""
+    """``bench prompt``: mean prompt tokens per database: full schema, focused schema (retrieved
+    tables + FK neighbours) and each budgeted-ranking mode (focus default / compact, adaptive)."""
     return grouped_bars(
         path,
         [f"{r['database']}\n({r['tables']} tables)" for r in rows],
         {
             "full schema": [r["full_prompt_tokens"] for r in rows],
-            "focused schema": [r["focused_prompt_tokens"] for r in rows],
+            "focused (retrieved + FK)": [r["focused_prompt_tokens"] for r in rows],
+            **{
+                f"ranked, {name}": [r["ranked_modes"][name]["prompt_tokens"] for r in rows]
+                for name in (rows[0].get("ranked_modes") or {} if rows else {})
+            },
         },
         ylabel="prompt tokens per question (mean, estimated)",
         title="Prompt size: full vs focused schema",

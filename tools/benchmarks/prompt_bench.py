@@ -1,9 +1,11 @@
 """``schemarag bench prompt``: prompt tokens, full schema vs focused schema (QG-CORE-02).
 
-For each question the exact messages the generator would send are built twice with
-``prepare_prompt``: once forced to the full schema, once forced to retrieval. Prints per
-database the mean tokens of each and their ratio; the focused prompt must be at most half the
-full one on the large sample.
+For each question the exact messages the generator would send are built with
+``prepare_prompt``: forced to the full schema, forced to retrieval (retrieved tables + FK
+neighbours), and with the budgeted table ranking in each mode a caller can ask for (``--focus
+default``, ``--focus compact``, ``--adaptive``; 15 tables). Prints per database the mean tokens
+of each and their ratio to the full prompt; the focused prompt must be at most half the full
+one on the large sample.
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ import numpy as np
 from schemarag.runtime.paths import artifacts_dir
 from schemarag.runtime.querygen.generator import prepare_prompt
 from schemarag.runtime.search.retriever import Retriever
+
+# The budgeted rankings a caller can ask for (Retriever.search / --focus / --adaptive), 15 tables.
+RANKED_MODES: dict[str, dict[str, Any]] = {
+    "focus default": {"focus": "default"},
+    "focus compact": {"focus": "compact"},
+    "adaptive": {"adaptive": True},
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,16 +59,29 @@ def measure(db_name: str, questions: list[str], artifacts: Path) -> dict[str, An
     retriever = Retriever.open(db_name, artifacts=artifacts)
     db = retriever.schema
 
-    def retrieve(q: str, k: int | None, thr: float | None):
-        return retriever.search(q, top_k=k, relevance_threshold=thr)
+    def retriever_for(**ranking: Any):
+        def retrieve(q: str, k: int | None, thr: float | None):
+            return retriever.search(q, top_k=k, relevance_threshold=thr, **ranking)
+
+        return retrieve
 
     full, focused, fallbacks = [], [], 0
+    modes: dict[str, list[int]] = {name: [] for name in RANKED_MODES}
     for q in questions:
         f = prepare_prompt(q, db, use_retrieval=False)
-        r = prepare_prompt(q, db, use_retrieval=True, retrieve=retrieve)
+        r = prepare_prompt(q, db, use_retrieval=True, retrieve=retriever_for())
         full.append(f.usage["promptTokens"])
         focused.append(r.usage["promptTokens"])
         fallbacks += r.context.metadata.get("strategy") != "rag"
+        for name, ranking in RANKED_MODES.items():
+            ranked = prepare_prompt(q, db, use_retrieval=True, retrieve=retriever_for(**ranking))
+            modes[name].append(ranked.usage["promptTokens"])
+    mean_full = float(np.mean(full))
+
+    def summary(v: list[int]) -> dict[str, float]:
+        mean = float(np.mean(v))
+        return {"prompt_tokens": round(mean, 1), "ratio": round(mean / mean_full, 3)}
+
     return {
         "database": db_name,
         "tables": len(db.tables),
@@ -69,6 +91,13 @@ def measure(db_name: str, questions: list[str], artifacts: Path) -> dict[str, An
         "ratio": round(float(np.mean(focused) / np.mean(full)), 3),
         "max_ratio": round(float(max(a / b for a, b in zip(focused, full, strict=True))), 3),
         "rag_fallbacks": fallbacks,
+        "ranked_modes": {
+            name: {
+                "prompt_tokens": round(float(np.mean(v)), 1),
+                "ratio": round(float(np.mean(v)) / mean_full, 3),
+            }
+            for name, v in modes.items()
+        },
     }
 
 
@@ -90,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
             f"{r['database']:<26}{r['tables']:>7}{r['questions']:>10}{r['full_prompt_tokens']:>10.0f}"
             f"{r['focused_prompt_tokens']:>12.0f}{r['ratio']:>8.2f}{r['max_ratio']:>7.2f}{r['rag_fallbacks']:>10}"
         )
+    print(f"\n{'database':<26}" + "".join(f"{name + ' tok (ratio)':>28}" for name in RANKED_MODES))
+    for r in rows:
+        cells = [f"{m['prompt_tokens']:.0f} ({m['ratio']:.2f})" for m in r["ranked_modes"].values()]
+        print(f"{r['database']:<26}" + "".join(f"{c:>28}" for c in cells))
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(rows, indent=2))
