@@ -103,6 +103,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--top-k {args.top_k}: use a whole number >= 1")
     if args.table_budget is not None and args.table_budget < 1:
         raise ConfigError(f"--table-budget {args.table_budget}: use a whole number >= 1")
+    ranked = args.table_budget is not None or args.focus is not None or args.adaptive
+    if ranked and args.use_retrieval is False:
+        raise ConfigError("--table-budget, --focus and --adaptive need a focused schema; drop --no-retrieval")
+    if ranked:  # asking for a focus is asking for retrieval, even on a database small enough for all of it
+        args.use_retrieval = True
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise ConfigError(f"--threshold {args.threshold}: use a value between 0 and 1")
     config = StrategyConfig.from_env()

@@ -287,6 +287,12 @@ class SchemaService:
             return pinned.search(q, top_k=top_k, relevance_threshold=threshold, **extra)
 
         out = generate(
-            question, art.schema, client, retrieve=retrieve, config=StrategyConfig.from_env(), ddl=art.ddl
+            question,
+            art.schema,
+            client,
+            retrieve=retrieve,
+            config=StrategyConfig.from_env(),
+            ddl=art.ddl,
+            use_retrieval=True if ranking is not None and ranking.requested else None,  # a focus asks for RAG
         )
         return {"database": db, "artifact_key": art.key, **out}

@@ -148,3 +148,19 @@ def test_generate_with_compact_focus_sends_the_capped_schema(
     code, full, _ = run_cli(capsys, *base, "--no-retrieval", "--prompt-only", question)
     full_schema = json.loads(full)["messages"][1]["content"]
     assert estimate_tokens(schema) <= 0.3 * estimate_tokens(full_schema) + 50  # + the question text
+
+
+def test_a_focus_asks_for_retrieval_even_on_a_small_database(
+    built_artifacts: Path, capsys, monkeypatch
+) -> None:
+    for name in ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    samples = Path(__file__).resolve().parents[3] / "data" / "schemas"
+    base = ["--data", str(samples), "--artifacts", str(built_artifacts), "--db", "ecommerce", "--prompt-only"]
+    code, out, _ = run_cli(capsys, *base, "--json", "orders last month")
+    assert code == 0 and json.loads(out)["retrievalMetadata"]["strategy"] == "full"  # 3 tables: all of it
+    code, out, _ = run_cli(capsys, *base, "--json", "--adaptive", "orders last month")
+    meta = json.loads(out)["retrievalMetadata"]
+    assert code == 0 and meta["strategy"] == "rag" and meta["adaptiveTableBudget"] is True
+    code, _, err = run_cli(capsys, *base, "--no-retrieval", "--focus", "compact", "orders last month")
+    assert code == 2 and "drop --no-retrieval" in err
