@@ -19,12 +19,13 @@ import logging
 from typing import Any
 
 from schemarag.runtime.commands.hints import missing_index_message
-from schemarag.runtime.commands.retrieve_cmd import add_focus_arguments
+from schemarag.runtime.commands.retrieve_cmd import add_focus_arguments, table_focus
 from schemarag.runtime.commands.schema_source import resolve_schema
 from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError, SchemaFileError
 from schemarag.runtime.formatting import TableDDL
 from schemarag.runtime.paths import artifacts_dir, data_dir, schema_path
 from schemarag.runtime.schema import Database
+from schemarag.runtime.search.table_ranking import TableFocus
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _open(args: argparse.Namespace) -> tuple[Database, Any, dict[str, TableDDL] | None]:
+def _open(args: argparse.Namespace, ranking: TableFocus) -> tuple[Database, Any, dict[str, TableDDL] | None]:
     """The schema, a retrieve callable (which raises if no index exists) and the pre-rendered
     DDL, all of one pinned index version (see ``schema_source``)."""
     try:
@@ -82,14 +83,7 @@ def _open(args: argparse.Namespace) -> tuple[Database, Any, dict[str, TableDDL] 
         return source.database, unavailable, None
 
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
-        return pinned.search(
-            question,
-            top_k=top_k,
-            relevance_threshold=threshold,
-            table_budget=args.table_budget,
-            focus=args.focus,
-            adaptive=args.adaptive,
-        )
+        return pinned.search(question, top_k=top_k, relevance_threshold=threshold, **ranking.search_kwargs())
 
     return source.database, retrieve, source.ddl
 
@@ -101,20 +95,18 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top_k is not None and args.top_k < 1:
         raise ConfigError(f"--top-k {args.top_k}: use a whole number >= 1")
-    if args.table_budget is not None and args.table_budget < 1:
-        raise ConfigError(f"--table-budget {args.table_budget}: use a whole number >= 1")
-    ranked = args.table_budget is not None or args.focus is not None or args.adaptive
-    if ranked and args.use_retrieval is False:
+    ranking = table_focus(args)
+    if ranking.requested and args.use_retrieval is False:
         raise ConfigError("--table-budget, --focus and --adaptive need a focused schema; drop --no-retrieval")
-    if ranked:  # asking for a focus is asking for retrieval, even on a database small enough for all of it
-        args.use_retrieval = True
+    # asking for a focus is asking for retrieval, even on a database small enough for all of it
+    use_retrieval = True if ranking.requested else args.use_retrieval
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise ConfigError(f"--threshold {args.threshold}: use a value between 0 and 1")
     config = StrategyConfig.from_env()
     client = None if args.prompt_only else ChatClient.from_env()  # fail before any retrieval work
-    db, retrieve, ddl = _open(args)
+    db, retrieve, ddl = _open(args, ranking)
     options = {
-        "retrieve": retrieve, "use_retrieval": args.use_retrieval, "top_k": args.top_k,
+        "retrieve": retrieve, "use_retrieval": use_retrieval, "top_k": args.top_k,
         "relevance_threshold": args.threshold, "config": config, "token_budget": args.token_budget,
         "ddl": ddl,
     }  # fmt: skip

@@ -17,7 +17,7 @@ from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError
 from schemarag.runtime.paths import artifacts_dir, data_dir
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.retriever import Retriever
-from schemarag.runtime.search.table_ranking import FOCUS_POLICIES
+from schemarag.runtime.search.table_ranking import FOCUS_POLICIES, TableFocus
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_focus_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--table-budget`` and ``--focus``, shared by ``retrieve`` and ``generate``."""
+    """``--table-budget``, ``--focus`` and ``--adaptive``, shared by ``retrieve`` and ``generate``."""
     parser.add_argument(
         "--table-budget",
         type=int,
@@ -60,6 +60,13 @@ def add_focus_arguments(parser: argparse.ArgumentParser) -> None:
         help="choose the number of tables per question (the table budget, default 15, is the ceiling): "
         "a clear question keeps fewer, an uncertain one the whole budget",
     )
+
+
+def table_focus(args: argparse.Namespace) -> TableFocus:
+    """What ``--table-budget``, ``--focus`` and ``--adaptive`` ask of the table ranking."""
+    if args.table_budget is not None and args.table_budget < 1:
+        raise ConfigError(f"--table-budget {args.table_budget}: use a whole number >= 1")
+    return TableFocus(args.table_budget, args.focus, args.adaptive)
 
 
 def open_retriever(db: str, artifacts: str | None, tenant: str | None, data: str | None) -> Retriever:
@@ -84,16 +91,13 @@ def _startup(args: argparse.Namespace) -> tuple[Retriever, dict[str, float]]:
 
 def run(args: argparse.Namespace) -> int:
     retriever, startup = _startup(args)
-    if args.table_budget is not None and args.table_budget < 1:
-        raise ConfigError(f"--table-budget {args.table_budget}: use a whole number >= 1")
+    ranking = table_focus(args)
     result = retriever.search(
         args.question,
         top_k=args.top_k,
         relevance_threshold=args.threshold,
         debug=args.debug,
-        table_budget=args.table_budget,
-        focus=args.focus,
-        adaptive=args.adaptive,
+        **ranking.search_kwargs(),
     )
     if args.json:
         payload = result.to_dict()

@@ -344,19 +344,14 @@ class Retriever:
             schema=art.schema,
         )
         if table_budget is not None and chunks:
-            adapt = (
-                {"confidence": budget_rule.confidence, "min_tables": budget_rule.min_tables,
-                 "sure_margin": budget_rule.sure_margin}
-                if budget_rule is not None else {}
-            )  # fmt: skip
             result.ranking = rank_tables_from_scores(
                 art,
                 rel,
                 table_budget,
                 question=question,
                 policy=policy,
+                adaptive=budget_rule,
                 calibration=self.calibration,
-                **adapt,
             )
             result.ranking.focus = focus_name(policy or DEFAULT_COLUMN_POLICY)
             result.ranking.adaptive = budget_rule is not None

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -153,6 +153,14 @@ class AdaptiveBudget:
 ADAPTIVE_BUDGET = AdaptiveBudget(confidence=0.5, min_tables=5, sure_margin=0.7)
 
 
+def adaptive_knobs(adaptive: AdaptiveBudget | None) -> dict[str, object]:
+    """``confidence``, ``min_tables``, ``sure_margin`` as evaluation reports name them
+    (``confidence`` None: a fixed budget)."""
+    if adaptive is None:
+        return {"confidence": None, "min_tables": 1, "sure_margin": None}
+    return asdict(adaptive)
+
+
 def route(
     art: IndexArtifact,
     scores: np.ndarray,
@@ -214,20 +222,18 @@ def rank_tables_from_scores(
     fk_expand: bool = True,
     question: str | None = None,
     policy: ColumnPolicy | None = None,
-    confidence: float | None = None,
+    adaptive: AdaptiveBudget | None = None,
     join_paths: bool = False,
     route_coverage: float = ROUTE_COVERAGE_POWER,
     calibration: Calibration = DEFAULT_CALIBRATION,
     route_hedge: RouteHedge | None = ROUTE_HEDGE,
-    min_tables: int = 1,
-    sure_margin: float | None = None,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
-    ``confidence`` (0..1) makes the number of tables adaptive: ranked tables scoring below
-    ``confidence * best`` are not taken (FK neighbours still follow the tables they join),
-    once ``min_tables`` are kept and, in a union, only if the routing margin is below
-    ``sure_margin`` (see :class:`AdaptiveBudget`).
+    ``adaptive`` (:class:`AdaptiveBudget`) makes the number of tables adaptive: ranked tables
+    scoring below ``confidence * best`` are not taken (FK neighbours still follow the tables
+    they join), once ``min_tables`` are kept and, in a union, only if the routing margin is
+    below ``sure_margin``.
     ``route_coverage``: the exponent of term coverage in union routing (0 turns it off);
     ``route_hedge``: places for close runner-up databases (None turns it off).
     """
@@ -238,9 +244,9 @@ def rank_tables_from_scores(
     order, margin = route(art, scores, coverage, route_coverage, route_hedge)
     ranked = [names[i] for i in order.tolist()]
     score_of = {names[i]: float(scores[i]) for i in range(len(names))}
-    sure = sure_margin is None or margin < sure_margin
-    floor = confidence * score_of[ranked[0]] if confidence is not None and ranked and sure else -1.0
-    least = max(1, min_tables)
+    sure = adaptive is not None and (adaptive.sure_margin is None or margin < adaptive.sure_margin)
+    floor = adaptive.confidence * score_of[ranked[0]] if adaptive is not None and ranked and sure else -1.0
+    least = max(1, adaptive.min_tables) if adaptive is not None else 1
     kept: list[str] = []
     for t in ranked:
         if len(kept) >= budget or (len(kept) >= least and score_of[t] < floor):

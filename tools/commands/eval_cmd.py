@@ -11,10 +11,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from schemarag.pipelines.commands.build_feedback import progress_enabled
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.paths import artifacts_dir
+
+if TYPE_CHECKING:
+    from schemarag.runtime.search.table_ranking import AdaptiveBudget
 
 
 def _budgets(value: str) -> list[int]:
@@ -81,19 +85,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _adaptive(args: argparse.Namespace) -> dict:
-    """EvalConfig fields of ``--adaptive`` (``--confidence`` alone keeps a plain confidence cut)."""
-    if not args.adaptive:
-        return {}
-    from schemarag.runtime.search.table_ranking import ADAPTIVE_BUDGET
+def _adaptive(args: argparse.Namespace) -> AdaptiveBudget | None:
+    """The adaptive budget of ``--adaptive`` (the shipped one) or ``--confidence`` (a plain
+    confidence cut), or None for fixed budgets."""
+    from schemarag.runtime.search.table_ranking import ADAPTIVE_BUDGET, AdaptiveBudget
 
-    if args.confidence is not None:
+    if args.adaptive and args.confidence is not None:
         raise ConfigError("--adaptive sets the confidence itself; drop --confidence")
-    return {
-        "confidence": ADAPTIVE_BUDGET.confidence,
-        "min_tables": ADAPTIVE_BUDGET.min_tables,
-        "sure_margin": ADAPTIVE_BUDGET.sure_margin,
-    }
+    if args.adaptive:
+        return ADAPTIVE_BUDGET
+    return AdaptiveBudget(args.confidence) if args.confidence is not None else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         data=Path(args.data) if getattr(args, "data", None) else None,
         join_paths=args.join_paths,
         hedging=not args.no_hedging,
-        **(_adaptive(args) or {"confidence": args.confidence}),
+        adaptive=_adaptive(args),
     )
     payload: dict = {}
     result = None

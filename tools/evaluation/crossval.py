@@ -37,8 +37,11 @@ from schemarag.runtime.search.table_ranking import (
     DEFAULT_COLUMN_POLICY,
     ROUTE_COVERAGE_POWER,
     ROUTE_HEDGE,
+    AdaptiveBudget,
     ColumnPolicy,
     RouteHedge,
+    adaptive_knobs,
+    rank_tables_from_scores,
 )
 from schemarag.tools.evaluation.metrics import aggregate
 
@@ -55,12 +58,14 @@ class Knobs:
 
     calibration: Calibration = DEFAULT_CALIBRATION
     policy: ColumnPolicy = DEFAULT_COLUMN_POLICY
-    confidence: float | None = None
+    adaptive: AdaptiveBudget | None = None
     join_paths: bool = False
     route_coverage: float = ROUTE_COVERAGE_POWER
     route_hedge: RouteHedge | None = ROUTE_HEDGE
-    min_tables: int = 1
-    sure_margin: float | None = None
+
+    @property
+    def confidence(self) -> float | None:
+        return self.adaptive.confidence if self.adaptive is not None else None
 
     def describe(self) -> dict[str, Any]:
         cal, pol = self.calibration, self.policy
@@ -74,9 +79,7 @@ class Knobs:
             "column_ratio": pol.column_ratio,
             "rest_tables": pol.rest_tables,
             "context_share": pol.context_share,
-            "confidence": self.confidence,
-            "min_tables": self.min_tables,
-            "sure_margin": self.sure_margin,
+            **adaptive_knobs(self.adaptive),
             "join_paths": self.join_paths,
             "route_coverage": self.route_coverage,
             "route_hedge": None if self.route_hedge is None else asdict(self.route_hedge),
@@ -89,7 +92,11 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
     base = base or Knobs()
     if family == "columns":  # what each kept table shows, how many weak tables stay, and the size cap
         return [
-            replace(base, policy=ColumnPolicy(tr, cbr, cr, rest, share), confidence=conf)
+            replace(
+                base,
+                policy=ColumnPolicy(tr, cbr, cr, rest, share),
+                adaptive=AdaptiveBudget(conf) if conf is not None else None,
+            )
             for tr, cbr, cr, rest, share, conf in itertools.product(
                 (0.3, 0.5),
                 ((6, 3, 1), (3, 2, 1)),
@@ -116,7 +123,7 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
         floors = (1, 5) if small else (1, 4, 5, 6)
         margins = (None, 0.6) if small else (None, 0.6, 0.7, 0.8)
         return [
-            replace(base, confidence=c, min_tables=m, sure_margin=g)
+            replace(base, adaptive=AdaptiveBudget(c, m, g))
             for c, m, g in itertools.product(levels, floors, margins)
         ]
     raise ConfigError(f"unknown knob family {family!r}; use one of {', '.join(FAMILIES)}")
@@ -273,7 +280,6 @@ def records_for(
     """Per question, the harness record (kept tables per budget, shown columns, tokens) under ``knobs``."""
     from schemarag.runtime.artifact.chunk_model import estimate_tokens
     from schemarag.runtime.formatting import focused_parts
-    from schemarag.runtime.search.table_ranking import rank_tables_from_scores
     from schemarag.tools.evaluation.harness import shown_columns
 
     top = max(budgets)
@@ -290,9 +296,7 @@ def records_for(
                 budget,
                 question=item.text,
                 policy=knobs.policy,
-                confidence=knobs.confidence,
-                min_tables=knobs.min_tables,
-                sure_margin=knobs.sure_margin,
+                adaptive=knobs.adaptive,
                 join_paths=knobs.join_paths,
                 route_coverage=knobs.route_coverage,
                 calibration=knobs.calibration,

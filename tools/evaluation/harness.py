@@ -21,6 +21,12 @@ from typing import Any
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.search.results import TableRanking
+from schemarag.runtime.search.table_ranking import (
+    ROUTE_HEDGE,
+    AdaptiveBudget,
+    adaptive_knobs,
+    rank_tables_from_scores,
+)
 from schemarag.tools.evaluation.gold import Gold, SchemaView, gold_from_sql
 from schemarag.tools.evaluation.metrics import aggregate
 from schemarag.tools.evaluation.questions import Question
@@ -49,10 +55,8 @@ class EvalConfig:
     progress_every: int = 100
     progress: Callable[[int, int], None] | None = None
     data: Path | None = None  # the import folder: its inputs.json labels the setting
-    confidence: float | None = None  # adaptive table budget (None: fixed budgets)
+    adaptive: AdaptiveBudget | None = None  # adaptive table budget (None: fixed budgets)
     join_paths: bool = False
-    min_tables: int = 1  # adaptive budget: the floor of tables kept
-    sure_margin: float | None = None  # adaptive budget: cut only when routing is this sure
     hedging: bool = True  # union routing hedging (False: the ablation without it)
 
 
@@ -125,7 +129,6 @@ def shown_columns(
 
 def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: EvalConfig) -> dict[str, Any]:
     from schemarag.runtime.formatting import focused_parts
-    from schemarag.runtime.search.table_ranking import ROUTE_HEDGE, rank_tables_from_scores
 
     budgets = config.budgets
     kept_by_budget: dict[int, list[str]] = {}
@@ -138,9 +141,7 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
             budget,
             fk_expand=fk,
             question=text,
-            confidence=config.confidence,
-            min_tables=config.min_tables,
-            sure_margin=config.sure_margin,
+            adaptive=config.adaptive,
             join_paths=config.join_paths,
             route_hedge=ROUTE_HEDGE if config.hedging else None,
         )
@@ -216,9 +217,7 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
         "setting": _setting(config),
         "inputs": input_label(config),
         "knobs": {
-            "confidence": config.confidence,
-            "min_tables": config.min_tables,
-            "sure_margin": config.sure_margin,
+            **adaptive_knobs(config.adaptive),
             "join_paths": config.join_paths,
             "hedging": config.hedging,
         },

@@ -15,6 +15,7 @@ from schemarag.runtime.formatting import DETAIL_LEVELS, focused_parts, format_fu
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.runtime.search.table_ranking import (
     COMPACT_COLUMN_POLICY,
+    AdaptiveBudget,
     ColumnPolicy,
     complete_join_paths,
     rank_tables_from_scores,
@@ -107,7 +108,7 @@ def test_context_share_thins_to_names_lowest_ranked_first(b2b: Retriever) -> Non
 
 def test_confidence_keeps_fewer_tables_as_it_rises(b2b: Retriever) -> None:
     fixed = _rank(b2b, budget=10)
-    counts = [len(_rank(b2b, budget=10, confidence=c).tables) for c in (0.0, 0.5, 0.9, 1.0)]
+    counts = [len(_rank(b2b, budget=10, adaptive=AdaptiveBudget(c)).tables) for c in (0.0, 0.5, 0.9, 1.0)]
     assert counts[0] == len(fixed.tables)
     assert counts == sorted(counts, reverse=True) and counts[-1] >= 1
 
@@ -156,5 +157,5 @@ def test_union_routes_by_database_field_not_by_double_underscore(tmp_path: Path)
 
 @pytest.mark.parametrize("bad", [0.0, 1.0])
 def test_confidence_bounds_keep_at_least_the_best_table(b2b: Retriever, bad: float) -> None:
-    ranking = _rank(b2b, budget=3, confidence=bad)
+    ranking = _rank(b2b, budget=3, adaptive=AdaptiveBudget(bad))
     assert 1 <= len(ranking.tables) <= 3

@@ -10,7 +10,12 @@ from tiny_support import in_memory_artifact
 
 from schemarag.runtime.schema import Database
 from schemarag.runtime.search import table_ranking
-from schemarag.runtime.search.table_ranking import rank_tables_from_scores, route, table_scores
+from schemarag.runtime.search.table_ranking import (
+    AdaptiveBudget,
+    rank_tables_from_scores,
+    route,
+    table_scores,
+)
 
 # orders -> customers (FK), products unrelated, order_items -> orders and -> products
 STORE: dict[str, Any] = {
@@ -218,13 +223,17 @@ def test_a_hedged_budget_keeps_the_runner_ups_best_table() -> None:
 def test_adaptive_budget_keeps_a_floor_and_cuts_only_when_routing_is_sure() -> None:
     art = in_memory_artifact(THREE, [(t["name"], "table", None) for t in THREE["tables"]])
     kw = {"budget": 7, "route_coverage": 0.0, "route_hedge": None, "fk_expand": False}
+
+    def rank(**more):
+        return rank_tables_from_scores(art, THREE_SCORES, **kw, **more)
+
     # big0..big3 score 0.9, 0.8, 0.7, 0.6 (x the same table-score scale)
-    cut = rank_tables_from_scores(art, THREE_SCORES, confidence=0.8, **kw).tables
+    cut = rank(adaptive=AdaptiveBudget(0.8)).tables
     assert cut == ["big0", "big1"]  # 0.7 < 0.8 * 0.9: the cut stops at big2
-    floor = rank_tables_from_scores(art, THREE_SCORES, confidence=0.8, min_tables=4, **kw).tables
+    floor = rank(adaptive=AdaptiveBudget(0.8, min_tables=4)).tables
     assert floor == ["big0", "big1", "big2", "big3", "close0"]  # four kept, then the cut: close0 passes it
     # routing margin here: close / big = 1.0 / 1.3 = 0.77; a cut only below 0.7 does not apply
-    unsure = rank_tables_from_scores(art, THREE_SCORES, confidence=0.8, sure_margin=0.7, **kw).tables
+    unsure = rank(adaptive=AdaptiveBudget(0.8, sure_margin=0.7)).tables
     assert len(unsure) == 7
-    sure = rank_tables_from_scores(art, THREE_SCORES, confidence=0.8, sure_margin=0.8, **kw).tables
+    sure = rank(adaptive=AdaptiveBudget(0.8, sure_margin=0.8)).tables
     assert sure == cut
