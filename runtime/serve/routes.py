@@ -80,13 +80,6 @@ def _rt(request: Request) -> ServerState:
     return request.app.state.server
 
 
-def _check_table_budget(rt: ServerState, table_budget: int | None) -> None:
-    if table_budget is not None and table_budget > rt.settings.max_top_k:
-        rt.unprocessable(
-            f"table_budget {table_budget} is over the limit {rt.settings.max_top_k}", "table_budget"
-        )
-
-
 @router.get("/healthz", summary="Liveness: the process answers")
 async def healthz() -> Response:
     return json_response({"status": "ok"})
@@ -122,8 +115,7 @@ async def databases(request: Request) -> Response:
 async def retrieve(body: RetrieveBody, request: Request) -> Response:
     rt = _rt(request)
     rt.check_question(body.question, request)
-    if body.top_k is not None:
-        rt.check_top_k(body.top_k)
+    rt.check_top_k(body.top_k)
     out = await rt.call(
         rt.service.retrieve, request.state.principal, body.database, body.question, body.top_k, body.threshold
     )
@@ -139,8 +131,7 @@ async def schema(body: SchemaBody, request: Request) -> Response:
         rt.check_question(body.question, request)
     if body.tables and len(body.tables) > rt.settings.max_top_k:
         rt.unprocessable(f"at most {rt.settings.max_top_k} tables per request", "tables")
-    if body.top_k is not None:
-        rt.check_top_k(body.top_k)
+    rt.check_top_k(body.top_k)
     ranking = body.table_focus()
     if ranking.requested and (body.tables or not body.question):
         field = "tables" if body.tables else "question"
@@ -149,7 +140,7 @@ async def schema(body: SchemaBody, request: Request) -> Response:
             "apply to explicit 'tables' (send a question without tables)",
             field,
         )
-    _check_table_budget(rt, body.table_budget)
+    rt.check_top_k(body.table_budget, "table_budget")
     out = await rt.call(
         rt.service.schema,
         request.state.principal,
@@ -179,7 +170,7 @@ async def validate(body: ValidateBody, request: Request) -> Response:
 async def generate(body: GenerateBody, request: Request) -> Response:
     rt = _rt(request)
     rt.check_question(body.question, request)
-    _check_table_budget(rt, body.table_budget)
+    rt.check_top_k(body.table_budget, "table_budget")
     out = await rt.call(
         rt.service.generate,
         request.state.principal,

@@ -145,9 +145,10 @@ class ServerState:
         if request is not None:
             request.state.log["question"] = question
 
-    def check_top_k(self, top_k: int) -> None:
-        if top_k > self.settings.max_top_k:
-            self.unprocessable(f"top_k {top_k} is over the limit {self.settings.max_top_k}", "top_k")
+    def check_top_k(self, value: int | None, field: str = "top_k") -> None:
+        """``field`` (``top_k``, ``table_budget``) within ``max_top_k``; None passes."""
+        if value is not None and value > self.settings.max_top_k:
+            self.unprocessable(f"{field} {value} is over the limit {self.settings.max_top_k}", field)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
