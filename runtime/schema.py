@@ -32,7 +32,7 @@ from schemarag.runtime.json_paths import json_path
 SUPPORTED_DIALECTS = ("postgres", "sqlite", "duckdb", "mysql", "bigquery", "snowflake", "tsql")
 
 
-MAX_TYPE_CHARS = 256
+MAX_TYPE_CHARS = 65_536
 _TYPE_FORBIDDEN = re.compile(r";|--|/\*|\*/|[\x00-\x1f\x7f\\]")
 _TYPE_PAIRS = {"(": ")", "[": "]", "<": ">"}
 

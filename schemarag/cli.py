@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "chunks": (f"{_P}.chunks_cmd", "print the chunks parsed from a database's schema and docs"),
     "docs": (f"{_P}.docs_cmd", "snapshot a live datasource and write editable docs"),
     "ui": (f"{_P}.ui_cmd", "the Dagster UI (runs, partitions, checks) on the build's instance"),
-    "import": (f"{_T}.import_cmd", "import a Spider/BIRD catalog as schemas and docs"),
+    "import": (f"{_T}.import_cmd", "import bird/spider/dbt or a warehouse export as schemas + docs"),
     "eval": (f"{_T}.eval_cmd", "evaluate retrieval on a question file"),
     "bench": (f"{_T}.bench_cmd", "benchmarks: build throughput, retrieval latency, prompt size"),
     "serve": (f"{_Q}.serve_cmd", "serve the HTTP API (and MCP at /mcp) over the artifacts"),

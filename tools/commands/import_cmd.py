@@ -1,5 +1,8 @@
 """``schemarag import bird|spider|dbt|catalog``: turn a catalog into schema JSON and docs.
 
+Each flavour is its own sub-command with its own options and help (``schemarag import catalog
+-h`` lists only what a warehouse export takes).
+
 Examples:
     schemarag import bird --tables dev_tables.json,train_tables.json \\
         --descriptions bird_dev/descriptions --metadata dev_metadata.json \\
@@ -14,9 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from schemarag.runtime.paths import data_dir
+
+FLAVOURS: dict[str, str] = {
+    "bird": "a BIRD tables.json (+ column descriptions and metadata) as schemas and docs",
+    "spider": "a Spider tables.json as schemas and docs",
+    "dbt": "a dbt project (from git, or its compiled manifest) as schemas and docs",
+    "catalog": "a warehouse INFORMATION_SCHEMA export (CSV or Parquet) as schemas and docs",
+}
 
 
 def _paths(values: list[str] | None) -> list[Path]:
@@ -24,50 +35,47 @@ def _paths(values: list[str] | None) -> list[Path]:
     return [Path(p.strip()) for value in values or [] for p in value.split(",") if p.strip()]
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("kind", choices=("bird", "spider", "dbt", "catalog"), help="catalog flavour")
+def _common(parser: argparse.ArgumentParser) -> None:
+    """Options every flavour takes. ``--data``/``--artifacts``/``-q`` are repeated from the
+    ``import`` parser with SUPPRESS defaults, so ``schemarag import bird -q`` works and a value
+    given before the flavour is not reset by the sub-parser's default."""
+    parser.add_argument(
+        "--out", default=None, metavar="DIR", help="output folder (default: --data / data/schemas)"
+    )
+    parser.add_argument("--data", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.add_argument("--artifacts", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no hints on stderr"
+    )
+
+
+def _spider_bird(parser: argparse.ArgumentParser, kind: str) -> None:
     parser.add_argument(
         "--tables",
         action="append",
         metavar="FILE",
-        help="bird/spider: tables.json (repeat or separate with commas to pool several files); "
-        "catalog: the INFORMATION_SCHEMA.TABLES export (CSV or Parquet)",
+        required=True,
+        help="tables.json (repeat or separate with commas to pool several files)",
     )
-    dbt = parser.add_argument_group("dbt")
-    dbt.add_argument("--project", metavar="DIR", help="dbt project folder (holds dbt_project.yml)")
-    dbt.add_argument("--manifest", metavar="FILE", help="read target/manifest.json instead of the sources")
-    dbt.add_argument("--catalog", metavar="FILE", help="with --manifest: target/catalog.json (column types)")
-    dbt.add_argument("--name", metavar="NAME", help="datasource name (default: the dbt project name)")
-    dbt.add_argument("--dialect", default="postgres", help="SQL dialect of the models (default: postgres)")
-    cat = parser.add_argument_group("catalog")
-    cat.add_argument("--columns", metavar="FILE", help="INFORMATION_SCHEMA.COLUMNS export (CSV or Parquet)")
-    cat.add_argument(
-        "--foreign-keys", metavar="FILE", help="key-column-usage export with referenced_* columns"
-    )
-    cat.add_argument("--database", metavar="NAME", help="datasource name for the catalog export")
-    cat.add_argument(
-        "--no-collapse-shards",
-        action="store_true",
-        help="keep date/number-sharded tables (events_20240101, ...) separate instead of one events_*",
-    )
-    parser.add_argument(
-        "--descriptions",
-        default=None,
-        metavar="DIR",
-        help="BIRD description folder: <DIR>/<db>/database_description/<table>.csv",
-    )
-    parser.add_argument(
-        "--metadata",
-        action="append",
-        metavar="METADATA_JSON",
-        help="BIRD dev_metadata.json (descriptions, samples, statistics; ai_description is ignored)",
-    )
-    parser.add_argument("--out", default=None, help="output folder (default: --data / data/schemas)")
+    if kind == "bird":
+        parser.add_argument(
+            "--descriptions",
+            default=None,
+            metavar="DIR",
+            help="BIRD description folder: <DIR>/<db>/database_description/<table>.csv",
+        )
+        parser.add_argument(
+            "--metadata",
+            action="append",
+            metavar="METADATA_JSON",
+            help="BIRD dev_metadata.json (descriptions, samples, statistics; ai_description is ignored)",
+        )
     parser.add_argument(
         "--union",
         default=None,
         metavar="NAME",
-        help="write one datasource NAME whose tables are named <db>__<table>",
+        help="pool every database into one datasource NAME (each table records its source "
+        "database; names are prefixed with it so they stay unique)",
     )
     parser.add_argument(
         "--strip-foreign-keys", action="store_true", help="drop declared foreign keys (eval setting)"
@@ -75,59 +83,108 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--infer-joins", action="store_true", help="infer foreign keys from names and types")
 
 
-def _run_other(args: argparse.Namespace, out: Path):
+def _dbt(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--project", metavar="DIR", help="dbt project folder (holds dbt_project.yml)")
+    parser.add_argument("--manifest", metavar="FILE", help="read target/manifest.json instead of the sources")
+    parser.add_argument(
+        "--catalog", metavar="FILE", help="with --manifest: target/catalog.json (column types)"
+    )
+    parser.add_argument("--name", metavar="NAME", help="datasource name (default: the dbt project name)")
+    parser.add_argument("--dialect", default="postgres", help="SQL dialect of the models (default: postgres)")
+
+
+def _catalog(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--columns", metavar="FILE", required=True, help="INFORMATION_SCHEMA.COLUMNS export (CSV or Parquet)"
+    )
+    parser.add_argument("--tables", metavar="FILE", help="INFORMATION_SCHEMA.TABLES export (CSV or Parquet)")
+    parser.add_argument(
+        "--foreign-keys", metavar="FILE", help="key-column-usage export with referenced_* columns"
+    )
+    parser.add_argument("--database", metavar="NAME", required=True, help="datasource name for the export")
+    parser.add_argument(
+        "--dialect", default="postgres", help="SQL dialect of the warehouse (default: postgres)"
+    )
+    parser.add_argument(
+        "--no-collapse-shards",
+        action="store_true",
+        help="keep date/number-sharded tables (events_20240101, ...) separate instead of one events_*",
+    )
+
+
+_OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "bird": lambda p: _spider_bird(p, "bird"),
+    "spider": lambda p: _spider_bird(p, "spider"),
+    "dbt": _dbt,
+    "catalog": _catalog,
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="kind", metavar="FLAVOUR", required=True)
+    for kind, help_text in FLAVOURS.items():
+        p = sub.add_parser(kind, help=help_text, description=f"Import {help_text}.")
+        _OPTIONS[kind](p)
+        _common(p)
+
+
+def _import_dbt(args: argparse.Namespace, out: Path):
     from schemarag.runtime.errors import ImportFormatError
+    from schemarag.tools.importers.dbt import import_dbt
 
-    if args.kind == "dbt":
-        from schemarag.tools.importers.dbt import import_dbt
+    if not args.project and not args.manifest:
+        raise ImportFormatError("import dbt: pass --project DIR (or --manifest target/manifest.json)")
+    return import_dbt(
+        Path(args.project or "."),
+        out,
+        name=args.name,
+        dialect=args.dialect,
+        manifest=Path(args.manifest) if args.manifest else None,
+        catalog=Path(args.catalog) if args.catalog else None,
+    )
 
-        if not args.project and not args.manifest:
-            raise ImportFormatError("import dbt: pass --project DIR (or --manifest target/manifest.json)")
-        return import_dbt(
-            Path(args.project or "."),
-            out,
-            name=args.name,
-            dialect=args.dialect,
-            manifest=Path(args.manifest) if args.manifest else None,
-            catalog=Path(args.catalog) if args.catalog else None,
-        )
+
+def _import_catalog(args: argparse.Namespace, out: Path):
     from schemarag.tools.importers.catalog_export import import_catalog_export
 
-    if not args.columns or not args.database:
-        raise ImportFormatError("import catalog: pass --columns FILE and --database NAME")
-    tables = _paths(args.tables)
     return import_catalog_export(
         Path(args.columns),
         out,
         database=args.database,
-        tables=tables[0] if tables else None,
+        tables=Path(args.tables) if args.tables else None,
         foreign_keys=Path(args.foreign_keys) if args.foreign_keys else None,
         dialect=args.dialect,
         collapse_shards=not args.no_collapse_shards,
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from schemarag.runtime.errors import ImportFormatError
+def _import_spider_bird(args: argparse.Namespace, out: Path):
     from schemarag.tools.importers.writer import import_catalog
 
+    return import_catalog(
+        _paths(args.tables),
+        out,
+        kind=args.kind,
+        descriptions=Path(args.descriptions) if getattr(args, "descriptions", None) else None,
+        metadata=_paths(getattr(args, "metadata", None)),
+        union=args.union,
+        strip_foreign_keys=args.strip_foreign_keys,
+        infer_joins=args.infer_joins,
+    )
+
+
+_RUNNERS = {
+    "bird": _import_spider_bird,
+    "spider": _import_spider_bird,
+    "dbt": _import_dbt,
+    "catalog": _import_catalog,
+}
+
+
+def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else data_dir(args.data)
     started = time.perf_counter()
-    if args.kind in ("dbt", "catalog"):
-        report = _run_other(args, out)
-    elif not args.tables:
-        raise ImportFormatError(f"import {args.kind}: pass --tables tables.json")
-    else:
-        report = import_catalog(
-            _paths(args.tables),
-            out,
-            kind=args.kind,
-            descriptions=Path(args.descriptions) if args.descriptions else None,
-            metadata=_paths(args.metadata),
-            union=args.union,
-            strip_foreign_keys=args.strip_foreign_keys,
-            infer_joins=args.infer_joins,
-        )
+    report = _RUNNERS[args.kind](args, out)
     elapsed = time.perf_counter() - started
     print(
         f"imported {len(report.databases)} datasource(s) into {out}: {report.tables} tables, "

@@ -76,8 +76,11 @@ def _batches(path: Path, wanted: tuple[str, ...]) -> Iterator[tuple[int, dict[st
 
             import pyarrow.csv as pacsv
 
-            with path.open(encoding="utf-8-sig", newline="") as fh:
-                names = next(csv.reader(fh), [])
+            import io
+
+            # compressed exports (.gz, .bz2, .zst) are decompressed by extension, as open_csv does
+            with pa.input_stream(str(path), compression="detect") as raw:
+                names = next(csv.reader(io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")), [])
             if not names:
                 raise ImportFormatError(f"{path}: empty file; expected a header row")
             stream = pacsv.open_csv(
