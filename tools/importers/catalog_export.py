@@ -73,10 +73,9 @@ def _batches(path: Path, wanted: tuple[str, ...]) -> Iterator[tuple[int, dict[st
             batches = reader.iter_batches(batch_size=BATCH_ROWS)
         else:
             import csv
+            import io
 
             import pyarrow.csv as pacsv
-
-            import io
 
             # compressed exports (.gz, .bz2, .zst) are decompressed by extension, as open_csv does
             with pa.input_stream(str(path), compression="detect") as raw:
