@@ -7,11 +7,13 @@ importing this package is cheap. Public API:
 - :class:`StrategyConfig`, :func:`choose_strategy` (``strategy``)
 - :func:`build_messages`, :func:`system_prompt` (``prompt``)
 - :class:`ChatClient` (``llm_client``)
-- :func:`validate_sql`, :class:`ValidationReport` (``sql_validation``)
+- :func:`validate_sql`, :class:`ValidationReport` (``sql_validation``); :class:`CommentPolicy`
+  (``comment_policy``: the optimizer hints a deployment allows)
 """
 
 from __future__ import annotations
 
+from schemarag.runtime.querygen.comment_policy import CommentPolicy
 from schemarag.runtime.querygen.context import SchemaContext, build_context
 from schemarag.runtime.querygen.generator import PreparedPrompt, compute_confidence, generate, prepare_prompt
 from schemarag.runtime.querygen.llm_client import ChatClient, ChatResponse, parse_json_answer
@@ -20,7 +22,8 @@ from schemarag.runtime.querygen.sql_validation import ValidationReport, validate
 from schemarag.runtime.querygen.strategy import StrategyConfig, StrategyDecision, choose_strategy
 
 __all__ = [
-    "ChatClient", "ChatResponse", "PreparedPrompt", "SchemaContext", "StrategyConfig", "StrategyDecision",
-    "ValidationReport", "build_context", "build_messages", "build_repair_messages", "choose_strategy",
-    "compute_confidence", "generate", "parse_json_answer", "prepare_prompt", "system_prompt", "validate_sql",
+    "ChatClient", "ChatResponse", "CommentPolicy", "PreparedPrompt", "SchemaContext", "StrategyConfig",
+    "StrategyDecision", "ValidationReport", "build_context", "build_messages", "build_repair_messages",
+    "choose_strategy", "compute_confidence", "generate", "parse_json_answer", "prepare_prompt",
+    "system_prompt", "validate_sql",
 ]  # fmt: skip

@@ -8,6 +8,11 @@ names sqlglot leaves untyped (``exp.Anonymous``), on the reviewed per-dialect li
 :mod:`.allowlist_dialects`. Anything else, including a function new in a later sqlglot or a
 schema-qualified call such as ``public.f(x)`` (which could be any user-defined function), is
 rejected with its name. New sqlglot classes therefore stay rejected until someone reviews them.
+Assignments are rejected although their node types are allowed elsewhere: ``:=`` is a named
+argument only directly inside a function call (``struct_pack(a := 1)``); anywhere else it
+assigns a MySQL user variable (``SELECT @a := 1``). In T-SQL ``SELECT @a = x`` assigns too.
+An optimizer hint reaches this check only when :mod:`.comment_policy` allowed it, so its
+(engine-specific) arguments are not walked.
 
 Example:
     >>> import sqlglot
@@ -146,10 +151,16 @@ def disallowed(tree: Any, dialect: str) -> list[str]:
 
     names = allowed_names(dialect)
     errors: list[str] = []
-    for node in tree.walk():
+    for node in tree.walk(prune=lambda n: isinstance(n, exp.Hint)):
         cls = type(node).__name__
         if isinstance(node, exp.Select) and not node.expressions:
             errors.append("incomplete query: a SELECT without a column list")
+        elif _is_assignment(node, dialect):
+            errors.append(
+                f"not allowed: assignment {node.sql()[:80]}; it assigns a variable (a MySQL/MariaDB "
+                "user variable, a T-SQL local) instead of only reading data; compute the value in the "
+                "query (ROW_NUMBER() OVER (...) for a running number)"
+            )
         elif isinstance(node, exp.Func):
             problem = _function_problem(node, cls, names, dialect)
             if problem:
@@ -162,6 +173,21 @@ def disallowed(tree: Any, dialect: str) -> list[str]:
         elif cls not in SAFE_NODE_CLASSES:
             errors.append(_node_problem(node, cls))
     return list(dict.fromkeys(errors))
+
+
+def _is_assignment(node: Any, dialect: str) -> bool:
+    """``x := v`` outside a function's argument list, or T-SQL's ``SELECT @v = x``."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.PropertyEQ):
+        return not isinstance(node.parent, exp.Func)
+    return (
+        dialect == "tsql"
+        and isinstance(node, exp.EQ)
+        and isinstance(node.this, exp.Parameter)
+        and isinstance(node.parent, exp.Select)
+        and node.arg_key == "expressions"
+    )
 
 
 def _function_problem(node: Any, cls: str, names: frozenset[str], dialect: str) -> str | None:

@@ -10,8 +10,9 @@ network, or make DuckDB download an extension (a ``sqlite_scan(...)`` in untrust
 trigger "trying to automatically install sqlite_scanner").
 
 DuckDB is stricter than some source dialects (SQLite adds text to numbers; MySQL allows bare
-columns next to aggregates), so for them only name errors are errors and type or function
-mismatches are reported as warnings.
+columns next to aggregates), so for them only name errors are errors; a type or function mismatch
+leaves the query *unchecked* (``unchecked_reason``), as does a dialect DuckDB cannot emulate or
+SQL it cannot transpile: the binder did not confirm the query, so no caller may call it valid.
 """
 
 from __future__ import annotations
@@ -42,9 +43,13 @@ STRICT_GROUP_BY = frozenset({"duckdb", "postgres", "snowflake", "bigquery", "tsq
 
 @dataclass
 class BindResult:
+    """``checked``: the binder ran to a verdict (bound, or a definite error in ``errors``);
+    otherwise ``unchecked_reason`` says why it could not."""
+
     checked: bool
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    unchecked_reason: str | None = None
 
 
 class _Catalog:
@@ -120,15 +125,17 @@ def bind_check(tree: Any, db: Database, copy: bool = True) -> BindResult:
     from sqlglot.errors import ErrorLevel, SqlglotError
 
     if db.dialect not in BIND_DIALECTS:
-        return BindResult(False, warnings=[f"DuckDB bind skipped: dialect {db.dialect!r} cannot be emulated"])
+        return _unchecked(f"DuckDB bind skipped: dialect {db.dialect!r} cannot be emulated")
     work = tree.copy() if copy else tree
     for table in work.find_all(exp.Table):
         table.set("db", None)
         table.set("catalog", None)
+    for select in work.find_all(exp.Select):
+        select.set("hint", None)  # a reviewed optimizer hint (comment_policy) plans, never binds
     try:
         duck_sql = work.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as exc:
-        return BindResult(False, warnings=[f"DuckDB bind skipped: cannot transpile to DuckDB ({exc})"])
+        return _unchecked(f"DuckDB bind skipped: cannot transpile to DuckDB ({exc})")
     catalog = _catalog(db)
     try:
         with catalog.lock:
@@ -145,7 +152,7 @@ def _classify(exc: Exception, dialect: str) -> BindResult:
     message = str(exc).strip().splitlines()[0]
     text = f"DuckDB could not bind the query: {message}"
     if isinstance(exc, duckdb.ParserException):
-        return BindResult(False, warnings=[f"DuckDB bind skipped: transpiled SQL did not parse ({message})"])
+        return _unchecked(f"DuckDB bind skipped: transpiled SQL did not parse ({message})")
     if dialect == "duckdb":
         return BindResult(True, errors=[text])
     name_error = ("not found in FROM clause", "does not exist", "Ambiguous reference")
@@ -153,6 +160,8 @@ def _classify(exc: Exception, dialect: str) -> BindResult:
         return BindResult(True, errors=[text])
     if "must appear in the GROUP BY clause" in message and dialect in STRICT_GROUP_BY:
         return BindResult(True, errors=[text])
-    return BindResult(
-        True, warnings=[f"{text} (may be a {dialect}/DuckDB difference; not counted as an error)"]
-    )
+    return _unchecked(f"{text} (may be a {dialect}/DuckDB difference, so it is not counted as an error)")
+
+
+def _unchecked(reason: str) -> BindResult:
+    return BindResult(False, unchecked_reason=reason)

@@ -53,16 +53,34 @@ DEFAULT_LIMITS = SQLLimits()
 def parse_bounded(sql: str, dialect: str, limits: SQLLimits = DEFAULT_LIMITS) -> list[Any]:
     """Parse ``sql`` into statements within ``limits``; raises :class:`SQLBoundsError` or sqlglot's
     own ``SqlglotError`` (the caller reports it as a parse error)."""
+    return parse_tokens(tokenize_bounded(sql, dialect, limits), sql, dialect, limits)
+
+
+def tokenize_bounded(sql: str, dialect: str, limits: SQLLimits = DEFAULT_LIMITS) -> list[Any]:
+    """Steps 1-2: the length cap, sqlglot's tokens for ``dialect``, and the nesting they show.
+
+    A comment that stops the tokenizer (unclosed, or nested where the dialect nests) is reported
+    as such (:func:`.comment_policy.unreadable_comment`), not as sqlglot's "Error tokenizing"."""
     import sqlglot
+    from sqlglot.errors import TokenError
     from sqlglot.tokens import TokenType
+
+    from schemarag.runtime.querygen.comment_policy import unreadable_comment
 
     if len(sql) > limits.max_chars:
         raise SQLBoundsError(
             f"SQL too long: {len(sql):,} characters > the limit of {limits.max_chars:,}; "
             "return one focused query"
         )
-    d = sqlglot.Dialect.get_or_raise(dialect)
-    tokens = d.tokenize(sql)
+    tokenizer = sqlglot.Dialect.get_or_raise(dialect).tokenizer()
+    try:
+        tokens = tokenizer.tokenize(sql)
+    except TokenError:
+        read = tokenizer.tokens
+        message = unreadable_comment(sql[read[-1].end + 1 if read else 0 :], dialect)
+        if message:
+            raise SQLValidationError(message) from None
+        raise
     opening = {TokenType.L_PAREN, TokenType.CASE, TokenType.L_BRACKET}
     closing = {TokenType.R_PAREN, TokenType.END, TokenType.R_BRACKET}
     depth = deepest = 0
@@ -77,10 +95,18 @@ def parse_bounded(sql: str, dialect: str, limits: SQLLimits = DEFAULT_LIMITS) ->
             f"SQL nested too deeply: {deepest} levels of parentheses/CASE > the limit of "
             f"{limits.max_nesting}; flatten the expression"
         )
+    return tokens
+
+
+def parse_tokens(tokens: list[Any], sql: str, dialect: str, limits: SQLLimits = DEFAULT_LIMITS) -> list[Any]:
+    """Step 3: parse the tokens of :func:`tokenize_bounded`, rebalance, and cap size and depth."""
+    import sqlglot
+
     try:
-        statements = [s for s in d.parser().parse(tokens, sql) if s is not None]
+        parsed = sqlglot.Dialect.get_or_raise(dialect).parser().parse(tokens, sql)
     except RecursionError:  # e.g. thousands of unary NOTs: no parentheses, still recursive
         raise SQLBoundsError("SQL nested too deeply for the parser; flatten the expression") from None
+    statements = [s for s in parsed if s is not None]
     for tree in statements:
         rebalance(tree)
         nodes, tree_depth = measure(tree)

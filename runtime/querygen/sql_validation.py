@@ -1,20 +1,29 @@
 """Check SQL a model wrote against the authoritative schema before anyone runs it.
 
 The docs are never consulted here: only :class:`~schemarag.runtime.schema.Database`, because a doc can be
-stale while the schema file (or live snapshot) is what the database really has. Five checks, in
+stale while the schema file (or live snapshot) is what the database really has. Six checks, in
 order, each cheaper than the next and each stopping the pipeline when it fails:
 
 1. it is within size and nesting bounds, checked before parsing (:mod:`.sql_bounds`), so hostile
    input costs time linear in its length and never exhausts the stack;
-2. it parses in the database's dialect (sqlglot) as exactly one query;
-3. it is a plain query by *allow-list* (:mod:`.allowlist`): every node of the tree is a type a
-   ``SELECT`` is made of (a ``DELETE`` hidden in a CTE, ``SELECT ... INTO``, ``FOR UPDATE`` are
-   not) and every function is a reviewed side-effect-free one for the dialect, so an unknown
-   function such as ``pg_sleep_for`` or ``lo_put`` is rejected by name, never merely warned about;
-4. every table and column exists (tables directly; columns through sqlglot's ``qualify``, which
+2. its comments and quoting mean the same to every engine (:mod:`.comment_policy`): no
+   executable comment ``/*! */``, no optimizer hint ``/*+ */`` off the reviewed list, no nested
+   or unterminated comment, no string whose end depends on a server setting;
+3. it parses in the database's dialect (sqlglot) as exactly one query;
+4. it is a plain query by *allow-list* (:mod:`.allowlist`): every node of the tree is a type a
+   ``SELECT`` is made of (a ``DELETE`` hidden in a CTE, ``SELECT ... INTO``, ``FOR UPDATE`` and
+   assignments such as ``@a := 1`` are not) and every function is a reviewed side-effect-free one
+   for the dialect, so an unknown function such as ``pg_sleep_for`` or ``lo_put`` is rejected by
+   name, never merely warned about;
+5. every table and column exists (tables directly; columns through sqlglot's ``qualify``, which
    resolves aliases, CTEs and subqueries, for trees small enough to qualify quickly);
-5. it binds in DuckDB against empty tables created from the schema (:mod:`.duckdb_bind`), on a
+6. it binds in DuckDB against empty tables created from the schema (:mod:`.duckdb_bind`), on a
    connection that cannot reach files, the network or the extension repository.
+
+The verdict has three values. ``valid`` is True only when all six passed; False with ``errors``
+when one failed; None (*unchecked*) when nothing failed but the bind check could not run or
+could not finish (a dialect DuckDB cannot emulate, SQL it cannot transpile, a binder error that
+may be a dialect difference): ``unchecked_reason`` says which, and no caller may treat it as valid.
 
 Identifier matching is case-insensitive in every dialect: models vary case freely and most
 engines fold it, so strict PostgreSQL quoted-case rules are not enforced.
@@ -25,6 +34,8 @@ Example:
     ...     {"name": "users", "columns": [{"name": "id", "type": "INTEGER"}]}]})
     >>> validate_sql("SELECT id FROM users", db).valid
     True
+    >>> validate_sql("SELECT id FROM users /*! INTO OUTFILE '/tmp/x' */", db).errors[0][:48]
+    'not allowed: executable comment /*! INTO OUTFILE'
     >>> validate_sql("DELETE FROM users", db).errors
     ['not read-only: DELETE statement; only SELECT queries are allowed']
     >>> validate_sql("SELECT id, sqlite_version() FROM users", db).errors
@@ -38,13 +49,15 @@ import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from schemarag.runtime.errors import SQLValidationError
 from schemarag.runtime.querygen.allowlist import disallowed
+from schemarag.runtime.querygen.comment_policy import DEFAULT_COMMENT_POLICY, CommentPolicy, lexical_errors
 from schemarag.runtime.querygen.sql_bounds import (
     DEFAULT_LIMITS,
-    SQLBoundsError,
     SQLLimits,
     measure,
-    parse_bounded,
+    parse_tokens,
+    tokenize_bounded,
 )
 from schemarag.runtime.schema import Database
 
@@ -53,22 +66,37 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class ValidationReport:
-    """Outcome of :func:`validate_sql`. ``errors`` are exact, repair-ready messages."""
+    """Outcome of :func:`validate_sql`. ``errors`` are exact, repair-ready messages.
 
-    valid: bool
+    ``valid`` is True (every check passed), False (``errors`` says why) or None: *unchecked*, no
+    error found but the bind check did not run to the end (``unchecked_reason`` says why). Test it
+    with ``is True``; ``if report.valid`` also treats unchecked as not valid."""
+
+    valid: bool | None
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)  # schema tables referenced, canonical names
     bind_checked: bool = False
+    unchecked_reason: str | None = None
+
+    @property
+    def status(self) -> str:
+        """``valid``, ``invalid`` or ``unchecked``."""
+        return {True: "valid", False: "invalid", None: "unchecked"}[self.valid]
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["bindChecked"] = d.pop("bind_checked")
-        return d
+        """JSON-ready, snake_case keys (the CLI's ``--json``, ``/v1/validate`` and MCP)."""
+        return asdict(self)
 
 
-def validate_sql(sql: str, db: Database, limits: SQLLimits = DEFAULT_LIMITS) -> ValidationReport:
-    """Validate ``sql`` for ``db`` (see the module docstring for the checks and ``limits``)."""
+def validate_sql(
+    sql: str,
+    db: Database,
+    limits: SQLLimits = DEFAULT_LIMITS,
+    comments: CommentPolicy = DEFAULT_COMMENT_POLICY,
+) -> ValidationReport:
+    """Validate ``sql`` for ``db`` (see the module docstring for the checks, ``limits`` and
+    ``comments``, the optimizer hints allowed)."""
     from sqlglot.errors import SqlglotError
 
     report = ValidationReport(valid=False)
@@ -76,8 +104,12 @@ def validate_sql(sql: str, db: Database, limits: SQLLimits = DEFAULT_LIMITS) -> 
         report.errors.append("empty SQL: the answer's 'query' must be one SELECT statement")
         return report
     try:
-        statements = parse_bounded(sql, db.dialect, limits)
-    except SQLBoundsError as exc:
+        tokens = tokenize_bounded(sql, db.dialect, limits)
+        report.errors.extend(lexical_errors(sql, tokens, db.dialect, comments))
+        if report.errors:
+            return report
+        statements = parse_tokens(tokens, sql, db.dialect, limits)
+    except SQLValidationError as exc:
         report.errors.append(str(exc))
         return report
     except SqlglotError as exc:
@@ -93,7 +125,12 @@ def validate_sql(sql: str, db: Database, limits: SQLLimits = DEFAULT_LIMITS) -> 
         _check(sql, statements[0], db, limits, report)
     except RecursionError:  # a backstop: the bounds above should make this unreachable
         report.errors.append("SQL nested too deeply to validate; flatten the expression")
-    report.valid = not report.errors
+    if report.errors:
+        report.valid, report.unchecked_reason = False, None
+    elif report.unchecked_reason:
+        report.valid = None
+    else:
+        report.valid = True
     return report
 
 
@@ -129,6 +166,7 @@ def _check(sql: str, tree: Any, db: Database, limits: SQLLimits, report: Validat
     report.bind_checked = bind.checked
     report.errors.extend(bind.errors)
     report.warnings.extend(bind.warnings)
+    report.unchecked_reason = bind.unchecked_reason
 
 
 def read_only_errors(tree: Any, dialect: str = "postgres") -> list[str]:

@@ -148,16 +148,18 @@ def test_duckdb_bind_catches_group_by_errors_in_strict_dialects(shop_pg: Databas
     sql = "SELECT user_id, total, SUM(total) FROM orders GROUP BY user_id"
     pg = validate_sql(sql, shop_pg)
     assert not pg.valid and "must appear in the GROUP BY clause" in pg.errors[0]
-    lite = validate_sql(sql, shop)  # SQLite allows bare columns: a warning, not an error
-    assert lite.valid and "must appear in the GROUP BY clause" in lite.warnings[0]
+    lite = validate_sql(sql, shop)  # SQLite allows bare columns: not an error, but not confirmed either
+    assert lite.valid is None and lite.errors == []
+    assert "must appear in the GROUP BY clause" in lite.unchecked_reason
 
 
 def test_duckdb_type_mismatch_is_an_error_only_for_duckdb(shop: Database) -> None:
     duck = Database.model_validate({**shop.model_dump(), "dialect": "duckdb"})
     sql = "SELECT name + 1 FROM users"
     assert not validate_sql(sql, duck).valid
-    lite = validate_sql(sql, shop)
-    assert lite.valid and "not counted as an error" in lite.warnings[0]
+    lite = validate_sql(sql, shop)  # SQLite adds text to numbers: unchecked, the reason says why
+    assert lite.valid is None and lite.errors == [] and not lite.bind_checked
+    assert "may be a sqlite/DuckDB difference, so it is not counted as an error" in lite.unchecked_reason
 
 
 def test_unknown_column_types_bind_as_varchar(shop: Database) -> None:
@@ -166,11 +168,34 @@ def test_unknown_column_types_bind_as_varchar(shop: Database) -> None:
     assert report.valid and report.bind_checked
 
 
-def test_report_to_dict_is_camel_case(shop: Database) -> None:
+def test_report_to_dict_is_snake_case(shop: Database) -> None:
     assert validate_sql("SELECT id FROM users", shop).to_dict() == {
         "valid": True,
         "errors": [],
         "warnings": [],
         "tables": ["users"],
-        "bindChecked": True,
+        "bind_checked": True,
+        "unchecked_reason": None,
     }
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql", "reason"),
+    [
+        ("postgres", "SELECT id FROM orders WHERE user_id = $1", "Values were not provided"),
+        ("sqlite", "SELECT total(id) FROM users", "total does not exist"),
+        ("sqlite", "SELECT date(created_at, '+1 day') FROM users", "transpiled SQL did not parse"),
+    ],
+)
+def test_a_bind_that_could_not_run_is_unchecked_never_valid(dialect: str, sql: str, reason: str, shop_in):
+    report = validate_sql(sql, shop_in(dialect))
+    assert (report.valid, report.status, report.errors, report.bind_checked) == (None, "unchecked", [], False)
+    assert reason in report.unchecked_reason
+    as_json = report.to_dict()
+    assert as_json["valid"] is None and as_json["unchecked_reason"] == report.unchecked_reason
+    assert not report.valid  # `if report.valid:` treats unchecked as not valid
+
+
+def test_an_error_beats_an_unchecked_bind(shop_in) -> None:
+    report = validate_sql("SELECT totl FROM orders WHERE user_id = $1", shop_in("postgres"))
+    assert report.valid is False and report.unchecked_reason is None and "'totl'" in report.errors[0]
