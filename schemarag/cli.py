@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "build": (f"{_P}.build_cmd", "build (materialize) the index artifacts with Dagster"),
     "retrieve": (f"{_Q}.retrieve_cmd", "retrieve documentation chunks for a question"),
     "generate": (f"{_Q}.generate_cmd", "generate SQL for a question (or print the prompt)"),
-    "validate": (f"{_Q}.validate_cmd", "check SQL against a database's schema (exit 0 valid, 1 invalid)"),
+    "validate": (f"{_Q}.validate_cmd", "check SQL against a schema (exit 0 valid, 1 invalid, 3 unchecked)"),
     "chunks": (f"{_P}.chunks_cmd", "print the chunks parsed from a database's schema and docs"),
     "docs": (f"{_P}.docs_cmd", "snapshot a live datasource and write editable docs"),
     "ui": (f"{_P}.ui_cmd", "the Dagster UI (runs, partitions, checks) on the build's instance"),

@@ -29,6 +29,8 @@ from schemarag.runtime.search.table_ranking import TableFocus
 
 log = logging.getLogger(__name__)
 
+_EXIT = {True: 0, False: 1, None: 3}  # validation valid, invalid, unchecked (not validated)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="database name (schema and artifact)")
@@ -127,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(output, indent=2, ensure_ascii=False))
     else:
         _print_human(output)
-    return 0 if output["validation"]["valid"] else 1
+    return _EXIT[output["validation"]["valid"]]  # the exit codes of `schemarag validate`
 
 
 def _print_human(output: dict[str, Any]) -> None:
@@ -151,6 +153,8 @@ def _print_human(output: dict[str, Any]) -> None:
     validation = output["validation"]
     if validation["valid"]:
         print("-- validation: ok" + (" (after one repair)" if validation["repaired"] else ""))
+    elif validation["valid"] is None:
+        print(f"-- validation: UNCHECKED, not validated ({validation['uncheckedReason']})")
     else:
         print("-- validation: FAILED")
         for error in validation["errors"]:

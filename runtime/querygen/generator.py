@@ -3,8 +3,14 @@
 The model's SQL is never trusted: it is validated against the authoritative schema and, when it
 fails, sent back once with the exact errors (a second failure is reported, not hidden).
 Confidence starts from the model's own estimate and is only ever lowered: to ``low`` when the
-SQL is still invalid, to at most ``medium`` after a repair, and one level when the retrieved
-context had an average relevance under 0.4 (QG-RAG-03).
+SQL is still invalid, to at most ``medium`` after a repair or when validation was *unchecked*,
+and one level when the retrieved context had an average relevance under 0.4 (QG-RAG-03).
+
+An *unchecked* result (``validation.valid`` null: no error found, but DuckDB could not bind the
+query, see :mod:`.sql_validation`) is reported as not validated, never as valid, and gets no
+repair round-trip: a repair sends the model the errors to fix, and there are none; the reason is
+a limit of the checker (a dialect or function DuckDB cannot emulate), so asking the model to
+rewrite the SQL would trade it for other SQL no better verified.
 
 Token counts are estimates (``schemarag.runtime.artifact.chunk_model.estimate_tokens``,
 ~4 characters per token),
@@ -82,7 +88,7 @@ def generate(question: str, db: Database, client: ChatClient, **context_options:
     report = validate_sql(answer["query"], db)
     initial_errors: list[str] = []
     repaired = False
-    if not report.valid:
+    if report.valid is False:  # unchecked (None) has no errors to repair; see the module docstring
         initial_errors = list(report.errors)
         log.info("query generator: SQL failed validation, asking for one repair: %s", report.errors)
         repair = build_repair_messages(prepared.messages, response.content, report.errors, db.dialect)
@@ -107,6 +113,7 @@ def generate(question: str, db: Database, client: ChatClient, **context_options:
         "errors": report.errors,
         "warnings": report.warnings,
         "bindChecked": report.bind_checked,
+        "uncheckedReason": report.unchecked_reason,
         "repaired": repaired,
     }
     if initial_errors:
@@ -133,12 +140,15 @@ def compute_confidence(
     if level not in LEVELS:
         level = "medium"
         factors.append("model gave no valid confidence; assumed medium")
-    if not report.valid:
+    if report.valid is False:
         return "low", [*factors, "SQL failed validation"]
     rank = LEVELS.index(level)
     if repaired and rank > 1:
         rank = 1
         factors.append("SQL needed a repair round-trip")
+    if report.valid is None:
+        rank = min(rank, 1)
+        factors.append(f"SQL not validated (unchecked: {report.unchecked_reason})")
     avg = metadata.get("avgRelevanceScore")
     if metadata.get("strategy") == "rag" and avg is not None and avg < LOW_RELEVANCE:
         rank = max(0, rank - 1)

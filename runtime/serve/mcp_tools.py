@@ -51,9 +51,11 @@ keeps fewer tables when the question is clear and the whole `table_budget` when 
 This is what to put in your context before writing a query; it is much smaller than the full schema."""
 
 VALIDATE_SQL = """Check one SQL statement against the database's real schema before running or showing it.
-Returns valid (true/false), errors (exact, fixable messages: unknown table or column with close
-matches, not read-only, does not parse), warnings, and the tables referenced. Only read-only SELECT
-queries pass. Fix the errors it names and call it again."""
+Returns valid: true, false, or null (unchecked: no error found, but the binder could not confirm
+the query; unchecked_reason says why; do not treat it as valid), errors (exact, fixable messages:
+unknown table or column with close matches, not read-only, executable comment or hint,
+assignment, does not parse), warnings, and the tables referenced. Only read-only SELECT queries
+pass. Fix the errors it names and call it again."""
 
 GENERATE_SQL = """Generate a SQL query for a natural-language question with the server's own LLM,
 using a focused schema, and validate it. Returns the query, an explanation, confidence, tables used

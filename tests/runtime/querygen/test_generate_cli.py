@@ -92,6 +92,16 @@ def test_generate_text_reports_failed_validation_with_exit_1(dirs, capsys, llm_s
     assert "-- confidence: low" in out
 
 
+def test_generate_reports_unchecked_sql_with_exit_3(dirs, capsys, llm_server, monkeypatch) -> None:
+    monkeypatch.setenv("SCHEMARAG_LLM_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("SCHEMARAG_LLM_MODEL", "scripted")
+    llm_server.answer_sql("SELECT total(total) FROM orders", "high")  # SQLite's total(): not in DuckDB
+    code, out, _ = run_cli(capsys, *dirs, "--db", "shop", "Sum of all orders", "--no-retrieval")
+    assert code == 3  # the exit codes of `schemarag validate`: unchecked is not validated
+    assert "-- validation: UNCHECKED, not validated (DuckDB could not bind the query: " in out
+    assert "-- confidence: medium (SQL not validated (unchecked: " in out
+
+
 def test_llm_error_is_one_line_exit_2(dirs, capsys, llm_server, monkeypatch) -> None:
     monkeypatch.setenv("SCHEMARAG_LLM_BASE_URL", llm_server.base_url)
     monkeypatch.setenv("SCHEMARAG_LLM_MODEL", "scripted")

@@ -216,7 +216,7 @@ def test_valid_sql_output_shape(llm_server, shop) -> None:
     assert out["tablesUsed"] == ["orders", "users"]
     assert out["assumptions"] == ["scripted assumption"]
     assert out["validation"] == {"valid": True, "errors": [], "warnings": [], "bindChecked": True,
-                                 "repaired": False}  # fmt: skip
+                                 "uncheckedReason": None, "repaired": False}  # fmt: skip
     assert out["retrievalMetadata"]["strategy"] == "full"
     assert out["usage"]["llmPromptTokens"] == 100 and out["usage"]["tokenEstimator"] == "chars/4"
     assert len(llm_server.requests) == 1
@@ -243,6 +243,37 @@ def test_delete_that_stays_invalid_is_reported_with_low_confidence(llm_server, s
     assert out["validation"]["errors"] == ["not read-only: DELETE statement; only SELECT queries are allowed"]
     assert out["confidence"] == "low" and "SQL failed validation" in out["confidenceFactors"]
     assert len(llm_server.requests) == 2  # exactly one repair round trip
+
+
+def test_unchecked_sql_is_not_validated_and_gets_no_repair(llm_server, shop) -> None:
+    """DuckDB has no julianday(): the SQL is unchecked, reported as not validated (valid null), its
+    confidence capped at medium with the reason, and no repair is asked for (nothing to fix)."""
+    llm_server.answer_sql("SELECT julianday(created_at) FROM users", "high")
+    out = generate(QUESTION, shop, client(llm_server), config=StrategyConfig())
+    validation = out["validation"]
+    assert (validation["valid"], validation["errors"], validation["repaired"]) == (None, [], False)
+    assert "julianday does not exist" in validation["uncheckedReason"]
+    assert out["confidence"] == "medium"
+    assert out["confidenceFactors"] == [f"SQL not validated (unchecked: {validation['uncheckedReason']})"]
+    assert len(llm_server.requests) == 1
+
+
+def test_a_repair_that_comes_back_unchecked_stays_not_validated(llm_server, shop) -> None:
+    llm_server.answer_sql("SELECT julianday(nope) FROM users", "high").answer_sql(
+        "SELECT julianday(created_at) FROM users", "high"
+    )
+    out = generate(QUESTION, shop, client(llm_server), config=StrategyConfig())
+    assert out["validation"]["valid"] is None and out["validation"]["repaired"]
+    assert out["confidence"] == "medium" and len(llm_server.requests) == 2
+
+
+def test_an_executable_comment_from_the_model_is_invalid_and_repaired(llm_server, shop_in) -> None:
+    llm_server.answer_sql("SELECT id FROM users /*! INTO OUTFILE '/tmp/x' */", "high").answer_sql(
+        "SELECT id FROM users", "high"
+    )
+    out = generate(QUESTION, shop_in("mysql"), client(llm_server), config=StrategyConfig())
+    assert out["query"] == "SELECT id FROM users" and out["validation"]["valid"] is True
+    assert "executable comment" in out["validation"]["initialErrors"][0]
 
 
 def test_non_json_answer_raises_a_clear_error(llm_server, shop) -> None:

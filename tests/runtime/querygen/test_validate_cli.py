@@ -75,3 +75,48 @@ def test_usage_error_exits_2(tiny, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         run_cli(capsys, tiny, "SELECT 1")  # no --db
     assert info.value.code == 2
+
+
+def test_json_keys_are_snake_case(tiny, capsys) -> None:
+    code, out, _ = run_cli(capsys, tiny, "--db", "shop", "--json", "SELECT id FROM orders")
+    assert code == 0
+    assert json.loads(out) == {
+        "database": "shop", "tenant": None, "dialect": "postgres", "valid": True, "errors": [],
+        "warnings": [], "tables": ["orders"], "bind_checked": True, "unchecked_reason": None,
+    }  # fmt: skip
+
+
+UNCHECKED = "SELECT full_name FROM customers WHERE id = $1"  # DuckDB cannot bind without a value
+
+
+def test_unchecked_sql_exits_3_and_says_why(tiny, capsys) -> None:
+    code, out, _ = run_cli(capsys, tiny, "--db", "shop", UNCHECKED)
+    assert code == 3
+    lines = out.splitlines()
+    assert lines[0] == "unchecked: no error found, but the SQL is not known to be valid (tables: customers)"
+    assert lines[1].startswith("  reason: DuckDB could not bind the query: ")
+    assert "Values were not provided for the following parameters: 1" in lines[1]
+
+
+def test_unchecked_json_says_valid_null_with_the_reason(tiny, capsys) -> None:
+    code, out, _ = run_cli(capsys, tiny, "--db", "shop", "--json", UNCHECKED)
+    report = json.loads(out)
+    assert code == 3
+    assert (report["valid"], report["errors"], report["bind_checked"]) == (None, [], False)
+    assert "Values were not provided" in report["unchecked_reason"]
+
+
+def test_an_executable_comment_exits_1_naming_it(tiny, capsys) -> None:
+    code, out, _ = run_cli(capsys, tiny, "--db", "shop", "SELECT id FROM orders /*!, version() */")
+    assert code == 1
+    assert out.startswith("invalid:\n  error: not allowed: executable comment /*!, version() */;")
+
+
+def test_help_lists_the_exit_codes(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["validate", "-h"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0
+    for line in ("0  valid:", "1  invalid:", "2  usage error", "3  unchecked:"):
+        assert line in out, out
+    assert '"valid" is true, false or null' in out

@@ -97,6 +97,18 @@ def test_validate_gives_verdict_and_reasons(unkeyed) -> None:
     assert ok.json()["valid"] is True
     bad = httpx.post(f"{unkeyed.base}/v1/validate", json={"database": "shop", "sql": "DELETE FROM orders"})
     assert bad.json()["valid"] is False and "read-only" in bad.json()["errors"][0]
+    hidden = httpx.post(
+        f"{unkeyed.base}/v1/validate",
+        json={"database": "shop", "sql": "SELECT id FROM orders /*!, version() */"},
+    )
+    assert hidden.json()["valid"] is False and "executable comment" in hidden.json()["errors"][0]
+    unchecked = httpx.post(
+        f"{unkeyed.base}/v1/validate", json={"database": "shop", "sql": "SELECT id FROM orders WHERE id = $1"}
+    ).json()
+    assert (unchecked["valid"], unchecked["errors"], unchecked["bind_checked"]) == (None, [], False)
+    assert "Values were not provided" in unchecked["unchecked_reason"]
+    assert set(unchecked) == {"database", "artifact_key", "valid", "errors", "warnings", "tables",
+                              "bind_checked", "unchecked_reason"}  # fmt: skip
 
 
 def test_generate_without_llm_is_503_naming_the_setting(unkeyed) -> None:

@@ -38,6 +38,11 @@ async def _exercise(target, database: str, table: str, question: str) -> dict:
         assert f"CREATE TABLE {table}" in pinned.content[0].text
         sql = await client.call_tool("validate_sql", {"database": database, "sql": "DROP TABLE x"})
         assert sql.structured_content["valid"] is False
+        unchecked = await client.call_tool(
+            "validate_sql", {"database": database, "sql": f"SELECT * FROM {table} WHERE 1 = $1"}
+        )
+        assert unchecked.structured_content["valid"] is None
+        assert "Values were not provided" in unchecked.structured_content["unchecked_reason"]
         missing = await client.call_tool("get_schema", {"database": "nope", "question": question})
         assert missing.is_error and "'nope'" in missing.content[0].text
         return {"databases": {d["database"] for d in listed.structured_content["databases"]}}
