@@ -1,6 +1,7 @@
 """Hostile-input timings: the probe's inputs of issue 13 against the SQL validator, the markdown
-sectioner and the schema loader. Prints wall and CPU seconds per case (CPU is what the code costs;
-wall also counts waiting for a core on a shared machine) and the outcome.
+sectioner and the schema loader, and issue 23's comment scan on thousands of comments. Prints
+wall and CPU seconds per case (CPU is what the code costs; wall also counts waiting for a core on
+a shared machine) and the outcome.
 
     python -m schemarag.tools.benchmarks.hostile_bench [--json OUT]
 """
@@ -67,6 +68,8 @@ def _cases(tmp: Path) -> list[tuple[str, int, Callable[[], str]]]:
 
         return case
 
+    many_comments = "SELECT id " + "/* ok */ " * 2_100 + "/*! , name */ FROM users"
+    one_comment = "SELECT id FROM users /* " + "x" * 19_000 + " */"
     deep = tmp / "deep.json"
     deep.write_text('{"name": "x", "tables": ' + "[" * 100_000 + "]" * 100_000 + "}")
 
@@ -82,6 +85,8 @@ def _cases(tmp: Path) -> list[tuple[str, int, Callable[[], str]]]:
         ("SQL: 1,500-term OR (under limit)", len(_or_chain(1_500)), sql(_or_chain(1_500))),
         ("SQL: 5,000 nested parentheses", 10_007, sql("SELECT " + "(" * 5000 + "1" + ")" * 5000)),
         ("SQL: 3,000 x NOT", 12_033, sql("SELECT id FROM users WHERE " + "NOT " * 3000 + "id = 1")),
+        ("SQL: 2,100 comments, /*! last", len(many_comments), sql(many_comments)),
+        ("SQL: one 19,000-char comment", len(one_comment), sql(one_comment)),
         ("md: 10k headings + 2k fences", len(_probe_doc(10_000, 2_000)), markdown(_probe_doc(10_000, 2_000))),
         ("md: 2 MB of headings", 2 * 1024 * 1024, markdown(_headings(300_000)[: 2 * 1024 * 1024])),
         ("md: 19,999 headings (at limit)", len(_headings(19_999)), markdown(_headings(19_999))),
