@@ -52,8 +52,7 @@ def import_dbt(
         relations, sources, project_name = read_manifest(manifest, catalog, report.warnings)
         env = DbtJinja({}, sources, {}, dialect)
     else:
-        files = read_project(project)
-        report.warnings.extend(files.warnings)
+        files = read_project(project, report.warnings)
         env = DbtJinja(files.variables, files.sources, files.docs, dialect)
         relations = resolve_models(files, env, dialect, report.warnings)
         project_name = files.name

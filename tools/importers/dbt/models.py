@@ -13,7 +13,7 @@ from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
 from schemarag.tools.importers.dbt.jinja_env import MODEL_SCHEMA, DbtJinja, RenderError
-from schemarag.tools.importers.dbt.project import ProjectFiles, _files, _read_text
+from schemarag.tools.importers.dbt.project import ProjectFiles, _read_text
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec
 from schemarag.tools.importers.dbt.sql_columns import SqlColumnsError, output_columns
 
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 
 def _load_macros(files: ProjectFiles, env: DbtJinja, warnings: list[str]) -> None:
-    for path in _files(files.macro_paths, (".sql", ".jinja")):
+    for path in files.walker.files(files.macro_paths, (".sql", ".jinja")):
         text = _read_text(path, warnings)
         if text is None:
             continue

@@ -23,11 +23,11 @@ import yaml
 from schemarag.runtime.errors import ImportFormatError
 from schemarag.tools.importers.dbt.jinja_env import docs_blocks
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec, is_pii
+from schemarag.tools.importers.dbt.walk import ProjectWalker
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 5_000_000
-_SKIP_DIRS = {"target", "dbt_packages", "dbt_modules", "logs", ".git", "node_modules", ".venv"}
 
 
 @dataclass
@@ -39,6 +39,7 @@ class ProjectFiles:
     variables: dict[str, Any]
     model_paths: list[Path]
     macro_paths: list[Path]
+    walker: ProjectWalker
     relations: list[RelationSpec] = field(default_factory=list)
     sources: dict[tuple[str, str], str] = field(default_factory=dict)  # (source, table) -> SQL name
     docs: dict[str, str] = field(default_factory=dict)
@@ -68,17 +69,6 @@ def _load_yaml(path: Path, warnings: list[str]) -> Any:
         where = f" at line {mark.line + 1}" if mark else ""
         warnings.append(f"{path}: skipped: invalid YAML{where}: {getattr(exc, 'problem', exc)}")
         return None
-
-
-def _files(folders: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
-    out: list[Path] = []
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.rglob("*")):
-            if path.suffix.lower() in suffixes and path.is_file() and not _SKIP_DIRS & set(path.parts):
-                out.append(path)
-    return list(dict.fromkeys(out))
 
 
 def iter_tests(tests: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -177,12 +167,20 @@ def _read_properties(project: ProjectFiles, path: Path) -> None:
             project.relations.append(rel)
 
 
-def read_project(root: Path) -> ProjectFiles:
-    """Read ``dbt_project.yml`` and every property yml, docs block and model ``.sql`` under it."""
+def read_project(root: Path, warnings: list[str] | None = None) -> ProjectFiles:
+    """Read ``dbt_project.yml`` and every property yml, docs block and model ``.sql`` under it.
+
+    Every path comes through one :class:`ProjectWalker`: a folder or file that resolves outside
+    ``root`` (symlink, ``..`` in ``model-paths``) is refused with one warning naming it. Warnings
+    go to ``warnings`` (also later ones, from macros read while rendering) when given.
+    """
+    warnings = [] if warnings is None else warnings
+    walker = ProjectWalker(root, warnings)
     config_path = root / "dbt_project.yml"
     if not config_path.is_file():
         raise ImportFormatError(f"{root}: no dbt_project.yml; pass the dbt project folder as --project")
-    warnings: list[str] = []
+    if walker.check(config_path) is None:
+        raise ImportFormatError(f"{warnings[-1]}; pass the folder that really holds the project as --project")
     config = _load_yaml(config_path, warnings)
     if not isinstance(config, dict):
         why = warnings[0] if warnings else "top level is not a mapping"
@@ -190,7 +188,9 @@ def read_project(root: Path) -> ProjectFiles:
 
     def paths(key: str, default: list[str]) -> list[Path]:
         value = config.get(key) or default
-        return [(root / str(p)).resolve() for p in (value if isinstance(value, list) else [value])]
+        entries = value if isinstance(value, list) else [value]
+        found = [walker.folder(str(p), key) for p in entries]
+        return [p for p in found if p is not None]
 
     model_paths = paths("model-paths", ["models"]) + paths("seed-paths", ["seeds"])
     model_paths += paths("snapshot-paths", ["snapshots"])
@@ -200,15 +200,16 @@ def read_project(root: Path) -> ProjectFiles:
         variables=dict(config.get("vars") or {}) if isinstance(config.get("vars"), dict) else {},
         model_paths=model_paths,
         macro_paths=paths("macro-paths", ["macros"]),
+        walker=walker,
         warnings=warnings,
     )
-    for path in _files(model_paths, (".yml", ".yaml")):
+    for path in walker.files(model_paths, (".yml", ".yaml")):
         _read_properties(project, path)
-    for path in _files(paths("docs-paths", []) or model_paths, (".md",)) + _files(model_paths, (".md",)):
+    for path in walker.files([*paths("docs-paths", []), *model_paths], (".md",)):
         text = _read_text(path, project.warnings)
         if text is not None:
             project.docs.update(docs_blocks(text))
-    for path in _files(paths("model-paths", ["models"]), (".sql",)):
+    for path in walker.files(paths("model-paths", ["models"]), (".sql",)):
         if path.stem in project.sql_files:
             project.warnings.append(f"{path}: model name {path.stem!r} is used twice; this file skipped")
             continue
