@@ -94,12 +94,16 @@ def _dbt(parser: argparse.ArgumentParser) -> None:
 
 
 def _catalog(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--columns", metavar="FILE", required=True, help="INFORMATION_SCHEMA.COLUMNS export (CSV or Parquet)"
+    parts = (
+        " (CSV/TSV or Parquet, plain or .gz/.bz2/.zst): a file, a folder of unload parts or a quoted glob "
+        "such as 'exports/columns_*.csv.gz'; parts must stay inside the folder named"
     )
-    parser.add_argument("--tables", metavar="FILE", help="INFORMATION_SCHEMA.TABLES export (CSV or Parquet)")
     parser.add_argument(
-        "--foreign-keys", metavar="FILE", help="key-column-usage export with referenced_* columns"
+        "--columns", metavar="PATH", required=True, help="INFORMATION_SCHEMA.COLUMNS export" + parts
+    )
+    parser.add_argument("--tables", metavar="PATH", help="INFORMATION_SCHEMA.TABLES export" + parts)
+    parser.add_argument(
+        "--foreign-keys", metavar="PATH", help="key-column-usage export with referenced_* columns" + parts
     )
     parser.add_argument("--database", metavar="NAME", required=True, help="datasource name for the export")
     parser.add_argument(
@@ -148,11 +152,11 @@ def _import_catalog(args: argparse.Namespace, out: Path):
     from schemarag.tools.importers.catalog_export import import_catalog_export
 
     return import_catalog_export(
-        Path(args.columns),
+        args.columns,
         out,
         database=args.database,
-        tables=Path(args.tables) if args.tables else None,
-        foreign_keys=Path(args.foreign_keys) if args.foreign_keys else None,
+        tables=args.tables,
+        foreign_keys=args.foreign_keys,
         dialect=args.dialect,
         collapse_shards=not args.no_collapse_shards,
     )

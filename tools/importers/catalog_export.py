@@ -24,6 +24,7 @@ import pyarrow as pa
 from schemarag.runtime.errors import ImportFormatError
 from schemarag.runtime.names import check_name
 from schemarag.runtime.schema import Column, Database, ForeignKey, Table
+from schemarag.tools.importers.export_parts import export_parts, file_format
 from schemarag.tools.importers.shards import find_families
 from schemarag.tools.importers.writer import ImportReport, write_database
 
@@ -60,52 +61,101 @@ class _Table:
     row_count: int | None = None
 
 
-def _batches(path: Path, wanted: tuple[str, ...]) -> Iterator[tuple[int, dict[str, list[str | None]]]]:
-    """``(first row number, {canonical header: values})`` per record batch of a CSV/Parquet file."""
-    if not path.is_file():
-        raise ImportFormatError(f"{path}: file not found; check the path")
-    try:
-        if path.suffix.lower() in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
+_MAGIC_CODECS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
 
-            reader = pq.ParquetFile(path)
-            names = reader.schema_arrow.names
-            batches = reader.iter_batches(batch_size=BATCH_ROWS)
-        else:
-            import csv
-            import io
 
-            import pyarrow.csv as pacsv
+def _codec(path: Path) -> str | None:
+    """The compression of ``path`` from its first bytes (an unload named ``000000000000`` or
+    ``columns.csv`` that is really gzip still reads), else from its extension."""
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    for magic, codec in _MAGIC_CODECS:
+        if head.startswith(magic):
+            return codec
+    fmt = file_format(path.name)
+    return None if head.startswith(b"PAR1") or fmt is None else fmt[1]
 
-            # compressed exports (.gz, .bz2, .zst) are decompressed by extension, as open_csv does
-            with pa.input_stream(str(path), compression="detect") as raw:
-                names = next(csv.reader(io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")), [])
-            if not names:
-                raise ImportFormatError(f"{path}: empty file; expected a header row")
-            stream = pacsv.open_csv(
-                path,
-                read_options=pacsv.ReadOptions(block_size=1 << 22),
-                convert_options=pacsv.ConvertOptions(
-                    column_types={n: pa.string() for n in names}, strings_can_be_null=True
-                ),
-            )
-            batches = iter(stream)
-    except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
-        raise ImportFormatError(f"{path}: cannot read as CSV or Parquet: {exc}") from None
-    lower = {n.strip().lower(): n for n in names}
-    mapping: dict[str, str] = {}
-    for canon in wanted:
-        hit = next((lower[a] for a in ALIASES[canon] if a in lower), None)
-        if hit is not None:
-            mapping[canon] = hit
-    row = 0
-    try:
-        for batch in batches:
-            cols = {canon: batch.column(src).cast(pa.string()).to_pylist() for canon, src in mapping.items()}
-            yield row, cols
-            row += batch.num_rows
-    except pa.ArrowInvalid as exc:
-        raise ImportFormatError(f"{path}: bad row after line {row + 1}: {exc}") from None
+
+def _open_batches(path: Path, header: list[str] | None) -> tuple[list[str], Iterator[pa.RecordBatch]]:
+    """``(column names, record batches)`` of one part. ``header``: the first part's names, used
+    when this part has no header row of its own (an unload with ``HEADER = FALSE`` on later parts)."""
+    codec = _codec(path)
+    fmt = file_format(path.name)
+    if (fmt is not None and fmt[0] in (".parquet", ".pq")) or (codec is None and _is_parquet(path)):
+        import pyarrow.parquet as pq
+
+        source = pa.BufferReader(pa.input_stream(str(path), compression=codec).read()) if codec else path
+        reader = pq.ParquetFile(source)
+        return reader.schema_arrow.names, reader.iter_batches(batch_size=BATCH_ROWS)
+    import csv
+    import io
+
+    import pyarrow.csv as pacsv
+
+    delimiter = "\t" if fmt is not None and fmt[0] == ".tsv" else ","
+    with pa.input_stream(str(path), compression=codec) as raw:
+        first = next(
+            csv.reader(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""), delimiter=delimiter), []
+        )
+    if not first:
+        raise ImportFormatError(f"{path}: empty file; expected a header row")
+    names = first
+    if header is not None and len(first) == len(header) and not _known_headers(first):
+        names = header  # a headerless part: its first row is data
+    read = pacsv.ReadOptions(block_size=1 << 22, column_names=names, skip_rows=0 if names is header else 1)
+    stream = pacsv.open_csv(
+        pa.input_stream(str(path), compression=codec),
+        read_options=read,
+        parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.string() for n in names}, strings_can_be_null=True
+        ),
+    )
+    return names, iter(stream)
+
+
+def _is_parquet(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(4) == b"PAR1"
+
+
+def _known_headers(names: list[str]) -> bool:
+    """True when a row looks like a header: one of its cells is a header we know."""
+    known = {a for aliases in ALIASES.values() for a in aliases}
+    return any(n.strip().lower() in known for n in names)
+
+
+def _batches(
+    paths: list[Path], wanted: tuple[str, ...]
+) -> Iterator[tuple[Path, int, dict[str, list[str | None]]]]:
+    """``(part, line of the batch's first row, {canonical header: values})`` per record batch of every part
+    (CSV or Parquet, plain or compressed), parts in the order given: an unload split in parts
+    reads as one table."""
+    header: list[str] | None = None
+    for path in paths:
+        if not path.is_file():
+            raise ImportFormatError(f"{path}: file not found; check the path")
+        try:
+            names, batches = _open_batches(path, header)
+        except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
+            raise ImportFormatError(f"{path}: cannot read as CSV or Parquet: {exc}") from None
+        header = header or names
+        lower = {n.strip().lower(): n for n in names}
+        mapping: dict[str, str] = {}
+        for canon in wanted:
+            hit = next((lower[a] for a in ALIASES[canon] if a in lower), None)
+            if hit is not None:
+                mapping[canon] = hit
+        line = 1 if names is header and path != paths[0] else 2  # the line of the first data row
+        try:
+            for batch in batches:
+                cols = {
+                    canon: batch.column(src).cast(pa.string()).to_pylist() for canon, src in mapping.items()
+                }
+                yield path, line, cols
+                line += batch.num_rows
+        except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
+            raise ImportFormatError(f"{path}: bad row after line {line}: {exc}") from None
 
 
 def _require(path: Path, cols: dict[str, list], needed: tuple[str, ...]) -> None:
@@ -124,7 +174,7 @@ def _value(cols: dict[str, list], key: str, i: int) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _read_columns(path: Path, tables: dict[tuple[str, str], _Table], warnings: list[str]) -> None:
+def _read_columns(paths: list[Path], tables: dict[tuple[str, str], _Table], warnings: list[str]) -> None:
     wanted = (
         "table_schema",
         "table_name",
@@ -134,20 +184,20 @@ def _read_columns(path: Path, tables: dict[tuple[str, str], _Table], warnings: l
         "is_nullable",
         "column_comment",
     )
-    for start, cols in _batches(path, wanted):
+    for path, start, cols in _batches(paths, wanted):
         _require(path, cols, ("table_name", "column_name"))
         for i in range(len(cols["table_name"])):
             schema, table, column = (
                 _value(cols, k, i) for k in ("table_schema", "table_name", "column_name")
             )
             if not table or not column:
-                warnings.append(f"{path}: row {start + i + 2}: empty table or column name; row skipped")
+                warnings.append(f"{path}: row {start + i}: empty table or column name; row skipped")
                 continue
             if schema.lower() in _SYSTEM_SCHEMAS:
                 continue
             t = tables.setdefault((schema, table), _Table(schema, table))
             if column.lower() in t.columns:
-                warnings.append(f"{path}: row {start + i + 2}: {table}.{column} listed twice; first kept")
+                warnings.append(f"{path}: row {start + i}: {table}.{column} listed twice; first kept")
                 continue
             pos = _value(cols, "ordinal_position", i)
             t.order[column.lower()] = float(pos) if pos.replace(".", "", 1).isdigit() else len(t.order) + 1e6
@@ -159,9 +209,9 @@ def _read_columns(path: Path, tables: dict[tuple[str, str], _Table], warnings: l
             )
 
 
-def _read_tables(path: Path, tables: dict[tuple[str, str], _Table], warnings: list[str]) -> None:
+def _read_tables(paths: list[Path], tables: dict[tuple[str, str], _Table], warnings: list[str]) -> None:
     wanted = ("table_schema", "table_name", "table_comment", "table_type", "row_count")
-    for _start, cols in _batches(path, wanted):
+    for path, _start, cols in _batches(paths, wanted):
         _require(path, cols, ("table_name",))
         for i in range(len(cols["table_name"])):
             key = (_value(cols, "table_schema", i), _value(cols, "table_name", i))
@@ -175,7 +225,7 @@ def _read_tables(path: Path, tables: dict[tuple[str, str], _Table], warnings: li
 
 
 def _read_keys(
-    path: Path, tables: dict[tuple[str, str], _Table], warnings: list[str]
+    paths: list[Path], tables: dict[tuple[str, str], _Table], warnings: list[str]
 ) -> list[tuple[tuple[str, str], str, tuple[str, str], str]]:
     wanted = (
         "table_schema",
@@ -187,13 +237,13 @@ def _read_keys(
         "constraint_type",
     )
     out = []
-    for start, cols in _batches(path, wanted):
+    for path, start, cols in _batches(paths, wanted):
         _require(path, cols, ("table_name", "column_name"))
         for i in range(len(cols["table_name"])):
             src = (_value(cols, "table_schema", i), _value(cols, "table_name", i))
             column = _value(cols, "column_name", i)
             ref_table = _value(cols, "referenced_table_name", i)
-            where = f"{path}: row {start + i + 2}"
+            where = f"{path}: row {start + i}"
             t = tables.get(src)
             if t is None or column.lower() not in t.columns:
                 warnings.append(
@@ -234,26 +284,39 @@ def _collapse(tables: dict[tuple[str, str], _Table], names: dict[tuple[str, str]
     return moved
 
 
+def _source_name(spec: str | Path, parts: list[Path]) -> str:
+    """How the description names the export: the file, or the folder/glob and its part count."""
+    return parts[0].name if len(parts) == 1 else f"{Path(spec).name} ({len(parts)} parts)"
+
+
 def import_catalog_export(
-    columns: Path,
+    columns: str | Path,
     out: Path,
     *,
     database: str,
-    tables: Path | None = None,
-    foreign_keys: Path | None = None,
+    tables: str | Path | None = None,
+    foreign_keys: str | Path | None = None,
     dialect: str = "postgres",
     collapse_shards: bool = True,
 ) -> ImportReport:
-    """Import one warehouse catalog export as the datasource ``database``."""
+    """Import one warehouse catalog export as the datasource ``database``.
+
+    ``columns``, ``tables`` and ``foreign_keys`` each name a file, a folder of parts or a glob
+    (:func:`~schemarag.tools.importers.export_parts.export_parts`)."""
     check_name(database, "database")
     report = ImportReport()
     found: dict[tuple[str, str], _Table] = {}
-    _read_columns(columns, found, report.warnings)
+    column_parts = export_parts(str(columns), report.warnings, "--columns")
+    _read_columns(column_parts, found, report.warnings)
     if not found:
         raise ImportFormatError(f"{columns}: no columns outside system schemas; nothing to import")
     if tables is not None:
-        _read_tables(tables, found, report.warnings)
-    keys = _read_keys(foreign_keys, found, report.warnings) if foreign_keys is not None else []
+        _read_tables(export_parts(str(tables), report.warnings, "--tables"), found, report.warnings)
+    keys = (
+        _read_keys(export_parts(str(foreign_keys), report.warnings, "--foreign-keys"), found, report.warnings)
+        if foreign_keys is not None
+        else []
+    )
     qualify = len({s for s, _ in found}) > 1
     names = {k: f"{k[0]}.{k[1]}" if qualify and k[0] else k[1] for k in found}
     moved = _collapse(found, names, dialect) if collapse_shards else {}
@@ -272,7 +335,7 @@ def import_catalog_export(
     db = Database(
         name=database,
         dialect=dialect,
-        description=f"Warehouse catalog `{database}` imported from {columns.name}.",
+        description=f"Warehouse catalog `{database}` imported from {_source_name(columns, column_parts)}.",
         tables=[
             Table(
                 name=names[k],
