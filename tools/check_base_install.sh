@@ -6,6 +6,10 @@
 #
 # ARTIFACTS: an artifacts folder holding a b2b_saas index built by the full install; without it
 # one is built with $FULL_PYTHON (default .venv/bin/python, i.e. `make install`). Checks:
+#   0. `pip install .` is quiet (no setuptools warnings) and leaves no build/ or *.egg-info in the
+#      tree; `from schemarag import Retriever` works from the repository root (where a root folder
+#      named schemarag would shadow the installed package) and from elsewhere, for the wheel and
+#      then for an editable install (`pip install -e .`) of the same sources;
 #   1. pip check is clean; torch, dagster, lancedb, pyarrow are not installed;
 #   2. site-packages <= $LIMIT_MB (default 450) MB, measured with du;
 #   3. `import schemarag.runtime` time (fresh interpreter, best of 3);
@@ -34,14 +38,48 @@ if [[ -z "$ARTIFACTS" ]]; then
     --artifacts "$ARTIFACTS" >/dev/null)
 fi
 ARTIFACTS="$(cd "$ARTIFACTS" && pwd)"
-# Run from an empty folder: in the repo root the source folder schemarag/ would shadow the
-# installed package, and no data/ or artifacts/ may be found by accident.
+# The searches below run from an empty folder: no data/ or artifacts/ may be found by accident.
 cd "$WORK"
 
 "$PYTHON" -m venv "$WORK/base"
 BIN="$WORK/base/bin"
-"$BIN/pip" install -q --disable-pip-version-check "$WORK/src" 2>&1 | grep -v "^WARNING: Location" >&2 || true
-"$BIN/python" -c "import schemarag.runtime" || fail "the base install does not import"
+SITE="$("$BIN/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+
+# `from schemarag import Retriever` in a fresh interpreter started in folder $1; the package must
+# come from $2 (a path prefix), not from a folder that happens to be in the working directory.
+import_from() {  # cwd, expected location prefix, label
+  local where
+  where="$(cd "$1" && "$BIN/python" -c \
+    'import schemarag, schemarag.runtime; from schemarag import Retriever; print(schemarag.__file__)')" \
+    || fail "from schemarag import Retriever ($3, run in $1)"
+  [[ "$where" == "$2"* ]] || fail "schemarag imported from $where, expected under $2 ($3, run in $1)"
+  echo "from schemarag import Retriever ($3, run in ${1/#$WORK/\$WORK}): ok"
+}
+# pip's own chatter aside, a build must print nothing: every setuptools warning is a defect.
+quiet_install() {  # pip install arguments...
+  local out
+  out="$("$BIN/pip" install -q --disable-pip-version-check "$@" 2>&1 | grep -v "^WARNING: Location" || true)"
+  [[ -z "$out" ]] || fail "pip install $* is not quiet: $out"
+  if [[ -e "$WORK/src/build" ]] || compgen -G "$WORK/src/*.egg-info" >/dev/null \
+    || compgen -G "$WORK/src/src/*.egg-info" >/dev/null; then
+    fail "pip install $* left build files in the tree: $(ls -d "$WORK"/src/build "$WORK"/src/*.egg-info \
+      "$WORK"/src/src/*.egg-info 2>/dev/null)"
+  fi
+}
+
+echo "== pip install . (wheel), then -e . (editable)"
+quiet_install "$WORK/src"
+import_from "$WORK/src" "$SITE/schemarag/" "wheel"
+import_from "$WORK" "$SITE/schemarag/" "wheel"
+"$BIN/pip" check --disable-pip-version-check >/dev/null || fail "pip check (wheel)"
+quiet_install --no-deps -e "$WORK/src"
+import_from "$WORK/src" "$WORK/src/src/schemarag/" "editable"
+import_from "$WORK" "$WORK/src/src/schemarag/" "editable"
+"$BIN/pip" check --disable-pip-version-check >/dev/null || fail "pip check (editable)"
+# back to the wheel: what a query service runs, and what the size check below measures
+"$BIN/pip" uninstall -q -y schemarag
+quiet_install --no-deps "$WORK/src"
+import_from "$WORK/src" "$SITE/schemarag/" "wheel again"
 
 echo "== pip check"
 "$BIN/pip" check --disable-pip-version-check || fail "pip check"
@@ -49,7 +87,6 @@ for pkg in torch dagster lancedb pyarrow; do
   if "$BIN/pip" show -q "$pkg" >/dev/null 2>&1; then fail "$pkg is in the base install"; fi
 done
 
-SITE="$("$BIN/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 SIZE_MB="$(du -sm "$SITE" | cut -f1)"
 VENV_MB="$(du -smc "$SITE"/pip "$SITE"/pip-* "$SITE"/setuptools "$SITE"/setuptools-* "$SITE"/pkg_resources \
   "$SITE"/_distutils_hack 2>/dev/null | tail -1 | cut -f1)"
