@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 QUESTION ?= Which accounts have unpaid invoices older than 30 days, and who is their sales rep?
 
-.PHONY: install demo test lint bench eval-bird check-base-install clean
+.PHONY: install demo test lint bench eval-bird eval-warehouse check-base-install clean
 
 install: $(VENV)/.installed
 
@@ -67,6 +67,20 @@ eval-bird: install
 	$(EVAL) --data build/bird/union_meta --union bird_union_meta --no-baselines --json $(R)/union_meta_question.json
 	$(EVAL) --data build/bird/union_nofk --union bird_union_nofk --no-baselines --json $(R)/union_nofk_question.json
 	$(EVAL) --data build/bird/union_inferred --union bird_union_inferred --no-baselines --json $(R)/union_inferred_question.json
+
+# Warehouse retrieval evaluation (issue 25) on Spider 2.0-lite's catalog exports: every database
+# imported with `schemarag import catalog` (shards collapsed as exported), built (niced; cached
+# under build/warehouse, so a rerun re-imports and rebuilds only what changed), then CR@B and
+# table recall@B at 5/10/20 per engine and on nontrivial questions, question only, with the
+# knobs chosen by leave-one-database-out. Prints the per-engine import/build table first.
+# Subsets for fast iteration: make eval-warehouse WH_ARGS="--engines sqlite" (or --dbs a,b).
+WAREHOUSE ?= ../shared/benchmarks/spider2_lite
+WH_CV ?= join_paths
+WH_ARGS ?=
+eval-warehouse: install
+	nice $(BIN)/schemarag eval --warehouse $(WAREHOUSE) --work build/warehouse --cross-validate $(WH_CV) \
+	  --json reports/warehouse/eval.json --chart reports/warehouse/recall_vs_budget.png \
+	  --predictions reports/warehouse/predictions.jsonl $(WH_ARGS)
 
 bench: install
 	$(BIN)/schemarag build

@@ -1,8 +1,11 @@
-"""``schemarag eval``: score table retrieval on a BIRD or Spider question file.
+"""``schemarag eval``: score table retrieval on a BIRD or Spider question file, or (``--warehouse``)
+on a folder of warehouse catalog exports imported and built the user's way.
 
-Example:
+Examples:
     schemarag eval --questions bird_dev/dev.json --union bird_union --budgets 5,8,10,15 \\
         --json out/eval.json --predictions out/pred.jsonl --report out/report
+    schemarag eval --warehouse ../shared/benchmarks/spider2_lite --cross-validate join_paths \\
+        --json out/warehouse.json --chart out/warehouse.png
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING
 from schemarag.pipelines.commands.build_feedback import progress_enabled
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.paths import artifacts_dir
+from schemarag.tools.evaluation.warehouse_knobs import WAREHOUSE_FAMILIES
 
 if TYPE_CHECKING:
     from schemarag.runtime.search.table_ranking import AdaptiveBudget
@@ -45,7 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--per-db", action="store_true", help="each question against its own db (default)")
     parser.add_argument("--with-evidence", action="store_true", help="append BIRD's evidence to the question")
     parser.add_argument(
-        "--budgets", type=_budgets, default=[5, 8, 10, 15], help="table budgets (default 5,8,10,15)"
+        "--budgets",
+        type=_budgets,
+        default=None,
+        help="table budgets (default 5,8,10,15; with --warehouse 5,10,20)",
     )
     parser.add_argument("--no-baselines", action="store_true", help="only the hybrid method (faster)")
     parser.add_argument("--limit", type=int, default=None, help="first N questions only")
@@ -58,9 +65,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="progress every N questions (default: a bar moving every 10 on a terminal, else a line per 100)",
     )
+    wh = parser.add_argument_group(
+        "warehouse exports (Spider 2.0-lite layout: <DIR>/<engine>/<db>/columns.csv.gz + questions.jsonl)"
+    )
+    wh.add_argument(
+        "--warehouse",
+        default=None,
+        metavar="DIR",
+        help="import every export with `schemarag import catalog`, build, and score table retrieval per "
+        "engine and on nontrivial questions (database larger than the budget), question only",
+    )
+    wh.add_argument("--engines", default=None, help="with --warehouse: only these engines (comma-separated)")
+    wh.add_argument("--dbs", default=None, help="with --warehouse: only these databases (comma-separated)")
+    wh.add_argument(
+        "--work",
+        default="build/warehouse",
+        metavar="DIR",
+        help="with --warehouse: where imports, artifacts and the import/build table are cached "
+        "(default build/warehouse; a rerun re-imports only changed exports and rebuilds only "
+        "changed indexes)",
+    )
+    wh.add_argument("--force-import", action="store_true", help="with --warehouse: import every export again")
+    wh.add_argument(
+        "--skip-build", action="store_true", help="with --warehouse: evaluate the indexes already built"
+    )
+    wh.add_argument("--chart", default=None, metavar="PNG", help="with --warehouse: recall-vs-budget chart")
     parser.add_argument(
         "--cross-validate",
-        choices=("columns", "tables", "adaptive", "routing", "hedging"),
+        choices=("columns", "tables", "adaptive", "routing", "hedging", *WAREHOUSE_FAMILIES),
         default=None,
         help="also choose that knob family by leave-one-database-out and report the held-out figure",
     )
@@ -98,6 +130,15 @@ def _adaptive(args: argparse.Namespace) -> AdaptiveBudget | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.warehouse:
+        from schemarag.tools.commands.eval_warehouse import run_warehouse
+
+        return run_warehouse(args)
+    if args.cross_validate in WAREHOUSE_FAMILIES:
+        raise ConfigError(
+            f"--cross-validate {args.cross_validate} is a warehouse knob family; add --warehouse DIR"
+        )
+    args.budgets = args.budgets or [5, 8, 10, 15]
     from schemarag.tools.evaluation.harness import METHODS, EvalConfig, evaluate
     from schemarag.tools.evaluation.questions import load_questions
 

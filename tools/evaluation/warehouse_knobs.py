@@ -1,0 +1,33 @@
+"""Knob families ``schemarag eval --warehouse --cross-validate FAMILY`` compares.
+
+Each candidate is a set of keyword arguments of
+:func:`~schemarag.runtime.search.table_ranking.rank_tables_from_scores`; the first one of a
+family is the shipped setting, so a plain run and a cross-validated one share their first column.
+Kept free of heavy imports: the eval command's argument parser reads the family names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemarag.runtime.errors import ConfigError
+
+_GRIDS: dict[str, list[dict[str, Any]]] = {
+    "join_paths": [{"join_paths": False}, {"join_paths": True}],
+}
+WAREHOUSE_FAMILIES: tuple[str, ...] = tuple(_GRIDS)
+
+
+def knob_grid(family: str | None) -> list[dict[str, Any]]:
+    """The candidates of ``family`` (None: only the shipped setting).
+
+    >>> knob_grid(None)
+    [{}]
+    """
+    if family is None:
+        return [{}]
+    if family not in _GRIDS:
+        raise ConfigError(
+            f"--cross-validate {family!r} has no warehouse grid; use one of {', '.join(WAREHOUSE_FAMILIES)}"
+        )
+    return [dict(c) for c in _GRIDS[family]]
