@@ -126,6 +126,9 @@ class Table(BaseModel):
     # The source database of this table when the datasource pools several (a union): routing
     # reads membership from here, never from a naming convention. Left out of dumps when unset.
     database: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    # dbt layer of an imported relation (marts, reports, model, seed, snapshot, intermediate,
+    # staging, source): the ranking's layer prior reads it (runtime.search.layer_prior).
+    layer: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _unique_columns(self) -> Table:

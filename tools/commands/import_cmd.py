@@ -90,7 +90,27 @@ def _dbt(parser: argparse.ArgumentParser) -> None:
         "--catalog", metavar="FILE", help="with --manifest: target/catalog.json (column types)"
     )
     parser.add_argument("--name", metavar="NAME", help="datasource name (default: the dbt project name)")
-    parser.add_argument("--dialect", default="postgres", help="SQL dialect of the models (default: postgres)")
+    parser.add_argument(
+        "--dialect",
+        default=None,
+        help="SQL dialect of the models (default: the adapter of profiles.yml in the project, else postgres)",
+    )
+    parser.add_argument(
+        "--target-schema",
+        metavar="SCHEMA",
+        help="the dbt target's schema (default: profiles.yml in the project); models without a custom "
+        "schema are built there",
+    )
+    parser.add_argument(
+        "--target-database", metavar="DB", help="the dbt target's database (left out of relation names)"
+    )
+    parser.add_argument(
+        "--schema-mode",
+        choices=("project", "prefixed", "custom"),
+        default=None,
+        help="custom schemas as dbt names them: prefixed = <target>_<custom> (dbt's default), custom = "
+        "as written, project = run the project's generate_schema_name macro if it has one (default)",
+    )
 
 
 def _catalog(parser: argparse.ArgumentParser) -> None:
@@ -145,6 +165,9 @@ def _import_dbt(args: argparse.Namespace, out: Path):
         dialect=args.dialect,
         manifest=Path(args.manifest) if args.manifest else None,
         catalog=Path(args.catalog) if args.catalog else None,
+        target_schema=args.target_schema,
+        target_database=args.target_database,
+        schema_mode=args.schema_mode,
     )
 
 
@@ -196,6 +219,9 @@ def run(args: argparse.Namespace) -> int:
         f"{len(report.warnings)} warning(s) in {elapsed:.1f}s",
         file=sys.stderr,
     )
+    summary = getattr(report, "summary", None)  # dbt: what was built, left out, per layer
+    if callable(summary):
+        print(summary(), file=sys.stderr)
     for name in report.databases:
         print(name)
     if report.databases and not getattr(args, "quiet", False):

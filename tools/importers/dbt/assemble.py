@@ -62,20 +62,56 @@ def _dedupe_columns(rel: RelationSpec, warnings: list[str]) -> list[ColumnSpec]:
     return list(seen.values())
 
 
+def _real_upstream(node: str, by_node: dict[str, RelationSpec], seen: set[str] | None = None) -> list[str]:
+    """What ``node`` reads, with ephemeral models replaced by what they read (dbt inlines them)."""
+    seen = seen if seen is not None else set()
+    out: list[str] = []
+    for up in by_node[node.lower()].upstream:
+        rel = by_node.get(up.lower())
+        if rel is None or up.lower() in seen:
+            continue
+        seen.add(up.lower())
+        out.extend(_real_upstream(up, by_node, seen) if rel.materialized == "ephemeral" else [up])
+    return list(dict.fromkeys(out))
+
+
 def lineage_sections(relations: list[RelationSpec]) -> dict[str, str]:
-    """``## Lineage`` markdown per relation name (built from / used by / tags)."""
+    """``## Lineage`` markdown per relation name (built from / used by / layer / tags).
+
+    Ephemeral models are not tables: a model built on one lists the real relations underneath
+    and names the inlined ephemeral model with its description, so its logic stays findable.
+    """
+    by_node = {r.node.lower(): r for r in relations}
     used_by: dict[str, list[str]] = {}
     for rel in relations:
-        for up in rel.upstream:
+        if rel.materialized == "ephemeral":
+            continue
+        for up in _real_upstream(rel.node, by_node):
             used_by.setdefault(up.lower(), []).append(rel.name)
     out: dict[str, str] = {}
     for rel in relations:
+        if rel.materialized == "ephemeral":
+            continue
         lines = []
-        if rel.upstream:
-            lines.append("- **Built from:** " + ", ".join(f"`{u}`" for u in rel.upstream))
-        if used_by.get(rel.name.lower()):
-            lines.append("- **Used by:** " + ", ".join(f"`{u}`" for u in sorted(used_by[rel.name.lower()])))
-        lines.append(f"- **dbt resource:** {rel.kind}")
+        built_from = [by_node[u.lower()].name for u in _real_upstream(rel.node, by_node)]
+        if built_from:
+            lines.append("- **Built from:** " + ", ".join(f"`{u}`" for u in built_from))
+        if used_by.get(rel.node.lower()):
+            lines.append(
+                "- **Used by:** " + ", ".join(f"`{u}`" for u in sorted(set(used_by[rel.node.lower()])))
+            )
+        inlined = [by_node[u.lower()] for u in rel.upstream if by_node.get(u.lower()) is not None]
+        for eph in (r for r in inlined if r.materialized == "ephemeral"):
+            about = f": {' '.join(eph.description.split())}" if eph.description else ""
+            lines.append(f"- **Inlined ephemeral model:** `{eph.node}` (not a table){about}")
+        what = rel.kind if rel.kind != "model" else f"model ({rel.materialized or 'materialization not set'})"
+        lines.append(f"- **dbt resource:** {what}" + (f", layer {rel.layer}" if rel.layer else ""))
+        if rel.node != rel.name:
+            lines.append(f"- **dbt name:** `{rel.node}`")
+        if rel.access or rel.group:
+            lines.append(
+                "- **Access:** " + ", ".join(x for x in (rel.access, rel.group and f"group {rel.group}") if x)
+            )
         if rel.tags:
             lines.append("- **Tags:** " + ", ".join(sorted(rel.tags)))
         out[rel.name] = "## Lineage\n" + "\n".join(lines) + "\n"
@@ -91,30 +127,35 @@ def to_database(
     dialect: str = "postgres",
     description: str = "",
 ) -> Database:
-    """Build the Database; ``resolve`` maps a relationships ``to:`` expression to a relation name."""
-    by_name: dict[str, RelationSpec] = {}
+    """Build the Database from the relations the warehouse holds (ephemeral models are not
+    tables); ``resolve`` maps a relationships ``to:`` expression to a node."""
+    by_node: dict[str, RelationSpec] = {}
+    names: set[str] = set()
     for rel in relations:
-        if rel.name.lower() in by_name:
+        if rel.materialized == "ephemeral":
+            continue
+        if rel.node.lower() in by_node or rel.name.lower() in names:
             warnings.append(f"{rel.yml_file}: {rel.kind} {rel.name!r} defined twice; first kept")
             continue
         rel.columns = _dedupe_columns(rel, warnings)
         if not rel.columns:
             where = rel.sql_path or rel.yml_file or rel.name
             warnings.append(
-                f"{where}: {rel.kind} {rel.name!r} has no known columns (none in yml, SQL "
+                f"{where}: {rel.kind} {rel.node!r} has no known columns (none in yml, SQL "
                 "not readable); skipped"
             )
             continue
-        by_name[rel.name.lower()] = rel
+        by_node[rel.node.lower()] = rel
+        names.add(rel.name.lower())
     tables: list[Table] = []
-    for rel in by_name.values():
+    for rel in by_node.values():
         key = _pick_key(rel)
         columns = []
         for spec in rel.columns:
             fk = None
             if spec.references:
-                target_name = resolve(spec.references[0])
-                target = by_name.get((target_name or "").lower())
+                target_node = resolve(spec.references[0])
+                target = by_node.get((target_node or "").lower())
                 where = f"{rel.yml_file}: {rel.name}.{spec.name} relationships to {spec.references[0]}"
                 if target is None:
                     warnings.append(f"{where}: target relation not found; foreign key dropped")
@@ -123,13 +164,27 @@ def to_database(
                 else:
                     fk = ForeignKey(table=target.name, column=target.column(spec.references[1]).name)
             columns.append(_column(spec, key, fk))
-        tables.append(Table(name=rel.name, description=" ".join(rel.description.split()), columns=columns))
+        tables.append(
+            Table(
+                name=rel.name,
+                description=" ".join(rel.description.split()),
+                columns=columns,
+                layer=rel.layer or None,
+            )
+        )
     if not tables:
-        raise_empty(name)
+        raise_empty(name, warnings)
     return Database(name=name, description=description, dialect=dialect, tables=tables)
 
 
-def raise_empty(name: str) -> None:
+def raise_empty(name: str, warnings: list[str]) -> None:
+    """No table at all: say why (models whose Jinja needs a missing package, yml without columns)."""
     from schemarag.runtime.errors import ImportFormatError
 
-    raise ImportFormatError(f"dbt project {name!r}: no model or source with known columns; nothing to import")
+    unrendered = [w for w in warnings if "Jinja not rendered" in w]
+    why = f"; {len(unrendered)} model(s) could not be rendered, e.g. {unrendered[0]}" if unrendered else ""
+    raise ImportFormatError(
+        f"dbt project {name!r}: no model or source with known columns; nothing to import{why}. "
+        "List the columns in the property ymls, install the packages the models call (`dbt deps`), "
+        "or import dbt's compiled artifacts: --manifest target/manifest.json --catalog target/catalog.json"
+    )

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.errors import ImportFormatError
+from schemarag.tools.importers.dbt.layers import layer_of
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec, is_pii
 
 log = logging.getLogger(__name__)
@@ -57,10 +60,32 @@ def _columns(raw: dict[str, Any]) -> list[ColumnSpec]:
     return out
 
 
-def _relation_name(node: dict[str, Any]) -> str:
-    if node.get("resource_type") == "source":
-        return f"{node.get('schema') or node.get('source_name')}.{node.get('identifier') or node.get('name')}"
-    return str(node.get("alias") or node.get("name"))
+_QUOTED_PART = re.compile(r'"((?:[^"]|"")*)"|`([^`]*)`|\[([^\]]*)\]|([^.]+)')
+
+
+def relation_parts(node: dict[str, Any]) -> list[str]:
+    """``[database, schema, alias]`` dbt builds the node as: its ``relation_name`` (quoted as the
+    adapter quotes it) split into parts, else database/schema/alias (identifier for sources).
+
+    >>> relation_parts({"relation_name": '"wh"."analytics_marts"."fct_orders"'})
+    ['wh', 'analytics_marts', 'fct_orders']
+    >>> relation_parts({"relation_name": "`proj`.`ds`.`t`"})
+    ['proj', 'ds', 't']
+    """
+    text = node.get("relation_name")
+    if isinstance(text, str) and text.strip():
+        parts = []
+        for m in _QUOTED_PART.finditer(text.strip()):
+            quoted = m.group(1)
+            parts.append(
+                quoted.replace('""', '"')
+                if quoted is not None
+                else next(g for g in m.groups()[1:] if g is not None)
+            )
+        return [p.strip() for p in parts if p.strip()]
+    last = node.get("identifier") if node.get("resource_type") == "source" else node.get("alias")
+    parts = [node.get("database"), node.get("schema") or node.get("source_name"), last or node.get("name")]
+    return [str(p) for p in parts if p]
 
 
 def _apply_catalog(rel: RelationSpec, entry: dict[str, Any]) -> None:
@@ -79,35 +104,76 @@ def _apply_catalog(rel: RelationSpec, entry: dict[str, Any]) -> None:
         rel.description = str((entry.get("metadata") or {}).get("comment") or "")
 
 
-def read_manifest(
-    manifest: Path, catalog: Path | None, warnings: list[str]
-) -> tuple[list[RelationSpec], dict[tuple[str, str], str], str]:
-    """``(relations, {(source, table): name}, project name)`` from the compiled artifacts."""
+@dataclass
+class ManifestRead:
+    """What a manifest holds for the import (relations keyed by dbt node name, like project mode)."""
+
+    relations: list[RelationSpec]
+    sources: dict[tuple[str, str], str]
+    project: str
+    adapter: str = ""
+    disabled: list[str] = field(default_factory=list)
+    exposures: list[dict[str, Any]] = field(default_factory=list)
+    semantic_models: list[dict[str, Any]] = field(default_factory=list)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _node_key(node: dict[str, Any]) -> str:
+    if node.get("resource_type") == "source":
+        return f"{node.get('source_name')}.{node.get('name')}"
+    return str(node.get("name"))
+
+
+def _as_expression(uid: str, nodes: dict[str, Any]) -> str:
+    node = nodes.get(uid) or {}
+    if node.get("resource_type") == "source":
+        return f"source({node.get('source_name')!r}, {node.get('name')!r})"
+    return f"ref({node.get('name') or uid.rsplit('.', 1)[-1]!r})"
+
+
+def read_manifest(manifest: Path, catalog: Path | None, warnings: list[str]) -> ManifestRead:
+    """The compiled project: enabled nodes with dbt's own relation names, materializations and
+    configs; exposures, semantic models and metrics for documentation."""
     data = _load(manifest, "manifest.json")
     if "nodes" not in data:
         raise ImportFormatError(f"{manifest}: no 'nodes'; this is not a dbt manifest.json")
     nodes = {**(data.get("nodes") or {}), **(data.get("sources") or {})}
     relations: dict[str, RelationSpec] = {}
     sources: dict[tuple[str, str], str] = {}
+    parts: dict[str, list[str]] = {}
     for uid, node in nodes.items():
         kind = node.get("resource_type")
-        if kind not in _KINDS and kind != "source":
+        cfg = node.get("config") if isinstance(node.get("config"), dict) else {}
+        if (kind not in _KINDS and kind != "source") or cfg.get("enabled") is False:
             continue
         rel = RelationSpec(
-            name=_relation_name(node),
+            name=_node_key(node),
+            node=_node_key(node),
             kind=str(kind),
             description=str(node.get("description") or ""),
             columns=_columns(node),
             tags={str(t) for t in node.get("tags") or []},
             yml_file=str(node.get("patch_path") or node.get("original_file_path") or manifest),
+            package=str(node.get("package_name") or ""),
+            fqn=[str(x) for x in node.get("fqn") or []],
+            config=cfg,
+            materialized=str(cfg.get("materialized") or ("seed" if kind == "seed" else "")).lower(),
+            access=str(node.get("access") or cfg.get("access") or ""),
+            group=str(node.get("group") or cfg.get("group") or ""),
         )
+        if kind == "snapshot":
+            rel.materialized = "snapshot"
         if kind == "source":
-            sources[(str(node.get("source_name")), str(node.get("name")))] = rel.name
+            sources[(str(node.get("source_name")), str(node.get("name")))] = rel.node
+        rel.layer = layer_of(rel.kind, rel.fqn, rel.tags, rel.access, rel.node)
         relations[uid] = rel
-    for uid, node in nodes.items():
-        if uid in relations:
-            ups = (node.get("depends_on") or {}).get("nodes") or []
-            relations[uid].upstream = [relations[u].name for u in ups if u in relations]
+        parts[uid] = relation_parts(node)
+    databases = {p[0].lower() for p in parts.values() if len(p) == 3}
+    for uid, rel in relations.items():
+        # naming contract: schema.table, and the catalog too only when the project spans several
+        rel.name = ".".join(parts[uid][-2:] if len(databases) <= 1 else parts[uid]) or rel.node
+        ups = (nodes[uid].get("depends_on") or {}).get("nodes") or []
+        rel.upstream = [relations[u].node for u in ups if u in relations]
     _apply_tests(nodes, relations, warnings)
     if catalog is not None:
         cat = _load(catalog, "catalog.json")
@@ -116,8 +182,29 @@ def read_manifest(
                 _apply_catalog(relations[uid], entry)
             elif isinstance(entry, dict):
                 warnings.append(f"{catalog}: {uid} is not in the manifest; ignored")
-    project = str((data.get("metadata") or {}).get("project_name") or manifest.parent.parent.name)
-    return list(relations.values()), sources, project
+    meta = data.get("metadata") or {}
+    disabled = sorted(
+        str((entries[0] if isinstance(entries, list) and entries else {}).get("name") or uid)
+        for uid, entries in (data.get("disabled") or {}).items()
+    )
+    exposures = [
+        {
+            **e,
+            "depends_on": [_as_expression(u, nodes) for u in (e.get("depends_on") or {}).get("nodes") or []],
+        }
+        for e in (data.get("exposures") or {}).values()
+        if isinstance(e, dict)
+    ]
+    return ManifestRead(
+        relations=list(relations.values()),
+        sources=sources,
+        project=str(meta.get("project_name") or manifest.parent.parent.name),
+        adapter=str(meta.get("adapter_type") or ""),
+        disabled=disabled,
+        exposures=exposures,
+        semantic_models=[m for m in (data.get("semantic_models") or {}).values() if isinstance(m, dict)],
+        metrics=[m for m in (data.get("metrics") or {}).values() if isinstance(m, dict)],
+    )
 
 
 def _apply_tests(nodes: dict[str, Any], relations: dict[str, RelationSpec], warnings: list[str]) -> None:

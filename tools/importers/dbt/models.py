@@ -1,34 +1,64 @@
-"""Project mode: render descriptions and model SQL, then merge SQL-derived columns into the ymls.
+"""Project mode: configs, enabled/ephemeral, SQL columns, relation names and layers per node.
 
-Models are visited upstream-first (a topological order of their ``ref``s), so a model's
-``select *`` expands to the columns already found for what it reads. A model whose Jinja cannot be
-rendered (a package macro) or whose SQL does not parse keeps its yml columns and the lineage
-read from the Jinja AST, and yields one warning naming the file.
+Nodes are configured as dbt does (:mod:`.configs`: project folder trees, yml ``config:``, then the
+model's ``{{ config(...) }}``), disabled ones dropped, and visited upstream-first (a topological
+order of their ``ref``s), so a model's ``select *`` expands to the columns already found for what
+it reads, ephemeral models included (they are inlined into the models that use them). A model
+whose Jinja cannot be rendered (an adapter call) or whose SQL does not parse keeps its yml columns
+and the lineage read from the Jinja AST, and yields one warning naming the file.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
-from schemarag.tools.importers.dbt.jinja_env import MODEL_SCHEMA, DbtJinja, RenderError
-from schemarag.tools.importers.dbt.project import ProjectFiles, _read_text
+from schemarag.tools.importers.dbt.configs import config_snippets, folder_config, merge, truthy
+from schemarag.tools.importers.dbt.jinja_env import MODEL_SCHEMA, SOURCE_SCHEMA, DbtJinja, RenderError
+from schemarag.tools.importers.dbt.layers import layer_of
+from schemarag.tools.importers.dbt.naming import Naming
+from schemarag.tools.importers.dbt.project import DbtProject, ProjectFiles, _read_text, seed_header
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec
 from schemarag.tools.importers.dbt.sql_columns import SqlColumnsError, output_columns
 
 log = logging.getLogger(__name__)
 
+# The columns dbt adds to every snapshot table.
+SNAPSHOT_COLUMNS = (
+    ("dbt_scd_id", "TEXT", "Unique key of this version of the row (dbt snapshot)."),
+    ("dbt_updated_at", "TIMESTAMP", "When the source row was updated, as dbt saw it (dbt snapshot)."),
+    ("dbt_valid_from", "TIMESTAMP", "When this version of the row became current (dbt snapshot)."),
+    (
+        "dbt_valid_to",
+        "TIMESTAMP",
+        "When this version stopped being current; null while current (dbt snapshot).",
+    ),
+)
+_RESOURCE_KEY = {"model": "models", "seed": "seeds", "snapshot": "snapshots", "source": "sources"}
+
+
+@dataclass
+class Resolved:
+    """The project's nodes after configuration: what is built, and what was left out."""
+
+    relations: list[RelationSpec]
+    disabled: list[str] = field(default_factory=list)
+    ephemeral: list[str] = field(default_factory=list)
+
 
 def _load_macros(files: ProjectFiles, env: DbtJinja, warnings: list[str]) -> None:
-    for path in files.walker.files(files.macro_paths, (".sql", ".jinja")):
-        text = _read_text(path, warnings)
-        if text is None:
-            continue
-        try:
-            env.load_macros(path, text)
-        except RenderError as exc:
-            warnings.append(f"{path}: macros skipped: {exc}")
+    for project in files.projects:  # the root first: its macros win over packages' of one name
+        env.add_package(project.name, project.variables if not project.is_root else {})
+        for path in files.walker.files(project.paths["macro-paths"], (".sql", ".jinja")):
+            text = _read_text(path, warnings)
+            if text is None:
+                continue
+            try:
+                env.load_macros(path, text, None if project.is_root else project.name)
+            except RenderError as exc:
+                warnings.append(f"{path}: macros skipped: {exc}")
 
 
 def _render_descriptions(rel: RelationSpec, env: DbtJinja, warnings: list[str]) -> None:
@@ -41,21 +71,24 @@ def _render_descriptions(rel: RelationSpec, env: DbtJinja, warnings: list[str]) 
             warnings.append(f"{rel.yml_file}: {what}: description kept unrendered: {exc}")
             return text
 
-    rel.description = render(rel.description, rel.name)
+    rel.description = render(rel.description, rel.node)
     for col in rel.columns:
-        col.description = render(col.description, f"{rel.name}.{col.name}")
+        col.description = render(col.description, f"{rel.node}.{col.name}")
 
 
-def _schema_of(relations: dict[str, RelationSpec]) -> dict[str, Any]:
+def _sql_key(rel: RelationSpec, env: DbtJinja) -> tuple[str, str]:
+    if rel.kind == "source":
+        return SOURCE_SCHEMA, env.sql_name(rel.node).split(".", 1)[1]
+    return MODEL_SCHEMA, rel.node
+
+
+def _schema_of(relations: dict[str, RelationSpec], env: DbtJinja) -> dict[str, Any]:
     """sqlglot's nested ``{schema: {table: {column: type}}}`` for relations with known columns."""
     schema: dict[str, dict[str, dict[str, str]]] = {}
     for rel in relations.values():
-        if not rel.columns:
-            continue
-        db, _, table = (rel.name if "." in rel.name else f"{MODEL_SCHEMA}.{rel.name}").rpartition(".")
-        if "." in db:  # deeper names cannot share sqlglot's two-level schema; leave them out
-            continue
-        schema.setdefault(db, {})[table] = {c.name: c.data_type or "UNKNOWN" for c in rel.columns}
+        if rel.columns:
+            db, table = _sql_key(rel, env)
+            schema.setdefault(db, {})[table] = {c.name: c.data_type or "UNKNOWN" for c in rel.columns}
     return schema
 
 
@@ -68,47 +101,173 @@ def _order(sql_models: dict[str, list[str]], warnings: list[str]) -> list[str]:
         return list(sql_models)
 
 
-def resolve_models(
-    files: ProjectFiles, env: DbtJinja, dialect: str, warnings: list[str]
-) -> list[RelationSpec]:
-    """Every relation of the project with descriptions rendered and SQL columns merged in."""
-    _load_macros(files, env, warnings)
+def _collect(files: ProjectFiles, warnings: list[str]) -> dict[str, RelationSpec]:
+    """Nodes by dbt name: yml entries, then the SQL files, snapshots and seeds they describe."""
     relations: dict[str, RelationSpec] = {}
     for rel in files.relations:
-        relations.setdefault(rel.name.lower(), rel)
-        _render_descriptions(rel, env, warnings)
+        key = rel.node.lower()
+        if key in relations:
+            first = relations[key]
+            if first.kind == rel.kind and not (first.description or first.columns):
+                relations[key] = rel  # an empty stub (a package's) gives way to the documented one
+            else:
+                warnings.append(f"{rel.yml_file}: {rel.kind} {rel.node!r} defined twice; first kept")
+            continue
+        relations[key] = rel
+    for model, path in files.sql_files.items():
+        package, fqn = files.sql_fqn[model]
+        rel = relations.get(model.lower())
+        if rel is None or rel.kind != "model":
+            rel = relations[model.lower()] = RelationSpec(name=model, kind="model", yml_file=str(path))
+        rel.sql_path, rel.package, rel.fqn = path, package, fqn
+    for name, (package, fqn, path, _body) in files.snapshots.items():
+        rel = relations.get(name.lower())
+        if rel is None or rel.kind not in ("snapshot", "model"):
+            rel = relations[name.lower()] = RelationSpec(name=name, kind="snapshot", yml_file=str(path))
+        rel.kind, rel.sql_path, rel.package, rel.fqn = "snapshot", path, package, fqn
+    for name, (package, fqn, path) in files.seeds.items():
+        rel = relations.get(name.lower())
+        if rel is None:
+            rel = relations[name.lower()] = RelationSpec(name=name, kind="seed", yml_file=str(path))
+        rel.kind, rel.package, rel.fqn = "seed", package, fqn
+        if not rel.columns:
+            rel.columns = [ColumnSpec(name=c) for c in seed_header(path, warnings)]
+    for key, rel in list(relations.items()):
+        if rel.kind == "model" and rel.sql_path is None:
+            # dbt builds a model from its .sql; a yml entry alone is a patch for nothing
+            warnings.append(
+                f"{rel.yml_file}: model {rel.node!r} is documented but has no .sql file; dbt does "
+                "not build it, so it is left out"
+            )
+            del relations[key]
+            continue
+        rel.package = rel.package or files.name
+        if not rel.fqn:
+            tail = rel.node.split(".") if rel.kind == "source" else [rel.node]
+            rel.fqn = [rel.package, *tail]
+    return relations
+
+
+def _configure(
+    rel: RelationSpec,
+    projects: dict[str, DbtProject],
+    root: DbtProject,
+    env: DbtJinja,
+    warnings: list[str],
+    snapshot_body: str | None = None,
+) -> None:
+    """Merge the folder, yml and SQL configs of one node and render the Jinja in them."""
+    key = _RESOURCE_KEY[rel.kind]
+    own = projects.get(rel.package)
+    trees = [own.config.get(key)] if own is not None and own is not root else []
+    trees.append(root.config.get(key))
+    cfg = merge(folder_config(trees, rel.fqn), rel.config)
+    env.use_package(rel.package if rel.package != root.name else None)
+    if rel.sql_path is not None and rel.kind in ("model", "snapshot"):
+        text = (_read_text(rel.sql_path, warnings) or "") if rel.kind == "model" else snapshot_body or ""
+        sql_cfg, errors = env.model_config(config_snippets(text))
+        for error in errors:
+            warnings.append(f"{rel.sql_path}: config() not fully rendered, constant arguments kept: {error}")
+        cfg = merge(cfg, sql_cfg)
+    for name in ("enabled", "materialized", "schema", "database", "alias", "identifier", "target_schema"):
+        if name in cfg:
+            try:
+                cfg[name] = env.render_value(cfg[name])
+            except RenderError as exc:
+                warnings.append(f"{rel.yml_file}: {rel.node}: config {name} kept unrendered: {exc}")
+    rel.config = cfg
+    rel.tags |= {str(t) for t in cfg.get("tags") or [] if isinstance(t, str | int)}
+    rel.materialized = str(cfg.get("materialized") or ("seed" if rel.kind == "seed" else "")).lower()
+    if rel.kind == "snapshot":
+        rel.materialized = "snapshot"
+    rel.access = str(cfg.get("access") or "")
+    rel.group = str(cfg.get("group") or "")
+
+
+def _columns_from_sql(
+    relations: dict[str, RelationSpec], files: ProjectFiles, env: DbtJinja, dialect: str, warnings: list[str]
+) -> None:
     sql_text: dict[str, str] = {}
     upstream: dict[str, list[str]] = {}
-    for model, path in files.sql_files.items():
-        text = _read_text(path, warnings)
+    for key, rel in relations.items():
+        if rel.sql_path is None or rel.kind not in ("model", "snapshot"):
+            continue
+        text = _read_text(rel.sql_path, warnings) if rel.kind == "model" else files.snapshots[rel.node][3]
         if text is None:
             continue
-        sql_text[model] = text
+        sql_text[key] = text
         refs, srcs = env.references(text)
-        names = [*refs, *(files.sources[s] for s in srcs if s in files.sources)]
-        upstream[model] = names
-        rel = relations.get(model.lower())
-        if rel is None:
-            rel = RelationSpec(name=model, kind="model", yml_file=str(path))
-            relations[model.lower()] = rel
-        rel.sql_path = path
-        rel.upstream = names
-    for model in _order({m: upstream.get(m, []) for m in sql_text}, warnings):
-        rel = relations[model.lower()]
-        path = files.sql_files[model]
+        rel.upstream = [*refs, *(files.sources[s] for s in srcs if s in files.sources)]
+        upstream[key] = [r.lower() for r in refs]
+    for key in _order({m: upstream.get(m, []) for m in sql_text}, warnings):
+        rel = relations[key]
+        env.use_package(rel.package if rel.package != files.name else None)
         try:
-            rendered = env.render_sql(sql_text[model], model)
-            found = output_columns(rendered, _schema_of(relations), dialect)
+            rendered = env.render_sql(sql_text[key], rel.node)
+            found = output_columns(rendered, _schema_of(relations, env), dialect)
         except RenderError as exc:
-            warnings.append(f"{path}: Jinja not rendered, columns from the yml only: {exc}")
-            continue
+            warnings.append(f"{rel.sql_path}: Jinja not rendered, columns from the yml only: {exc}")
+            found = []
         except SqlColumnsError as exc:
-            warnings.append(f"{path}: {exc}; columns from the yml only")
-            continue
+            warnings.append(f"{rel.sql_path}: {exc}; columns from the yml only")
+            found = []
+        finally:
+            # what the render called before it ended (refs hidden in var() values too)
+            rel.upstream = list(dict.fromkeys([*rel.upstream, *env.calls.refs, *env.calls.sources]))
+        if rel.kind == "snapshot":
+            found = [*found, *((n, t) for n, t, _ in SNAPSHOT_COLUMNS)]
         for name, dtype in found:
             col = rel.column(name)
             if col is None:
-                rel.columns.append(ColumnSpec(name=name, data_type=dtype))
+                desc = (
+                    next((d for n, _, d in SNAPSHOT_COLUMNS if n == name), "")
+                    if rel.kind == "snapshot"
+                    else ""
+                )
+                rel.columns.append(ColumnSpec(name=name, data_type=dtype, description=desc))
             elif not col.data_type and dtype:
                 col.data_type = dtype
-    return list(relations.values())
+
+
+def _seed_types(rel: RelationSpec) -> None:
+    types = rel.config.get("column_types")
+    if rel.kind != "seed" or not isinstance(types, dict):
+        return
+    for name, dtype in types.items():
+        col = rel.column(str(name))
+        if col is None:
+            rel.columns.append(ColumnSpec(name=str(name), data_type=str(dtype)))
+        elif not col.data_type:
+            col.data_type = str(dtype)
+
+
+def resolve_models(
+    files: ProjectFiles, env: DbtJinja, dialect: str, warnings: list[str], naming: Naming | None = None
+) -> Resolved:
+    """Every enabled node of the project, configured, named, layered, with SQL columns merged in.
+
+    Ephemeral models stay in the list (``materialized == "ephemeral"``): the assembly keeps them
+    out of the tables but uses them for lineage and documentation.
+    """
+    _load_macros(files, env, warnings)
+    relations = _collect(files, warnings)
+    projects = {p.name: p for p in files.projects}
+    root = files.projects[0]
+    for rel in relations.values():
+        body = (
+            files.snapshots[rel.node][3] if rel.kind == "snapshot" and rel.node in files.snapshots else None
+        )
+        _configure(rel, projects, root, env, warnings, body)
+    disabled = sorted(r.node for r in relations.values() if not truthy(r.config.get("enabled"), True))
+    relations = {k: r for k, r in relations.items() if truthy(r.config.get("enabled"), True)}
+    for rel in relations.values():
+        env.use_package(rel.package if rel.package != files.name else None)
+        _render_descriptions(rel, env, warnings)
+        _seed_types(rel)
+    _columns_from_sql(relations, files, env, dialect, warnings)
+    naming = naming or Naming(env.target, "project", env)
+    for rel in relations.values():
+        rel.name = naming.relation(rel, warnings)
+        rel.layer = layer_of(rel.kind, rel.fqn, rel.tags, rel.access, rel.node)
+    ephemeral = sorted(r.node for r in relations.values() if r.materialized == "ephemeral")
+    return Resolved(list(relations.values()), disabled, ephemeral)

@@ -1,8 +1,13 @@
-"""Read a dbt project as it sits in git: ``dbt_project.yml``, property ymls and docs blocks.
+"""Read a dbt project as it sits in git: ``dbt_project.yml``, installed packages, property ymls,
+docs blocks, model/snapshot SQL and seed headers.
 
 Property files may be named anything (``schema.yml``, ``_models.yml``, one per model or one per
 folder); dbt reads every ``.yml``/``.yaml`` under the model, seed and snapshot paths, and so do we.
-A file that cannot be read or parsed becomes one warning naming it; the rest still import.
+Installed packages (``dbt_packages/``, or ``packages-install-path``) are projects too: their
+models are built into the warehouse like the root's (Fivetran's ``stg_shopify__order``), so they
+are read the same way, each with its own dbt_project.yml. A file that cannot be read or parsed
+becomes one warning naming it; the rest still import. Every path goes through one
+:class:`~.walk.ProjectWalker`, so nothing outside the folder the user named is read.
 
 Example:
     >>> tests = ["unique", {"relationships": {"to": "ref('users')", "field": "id"}}]
@@ -12,7 +17,10 @@ Example:
 
 from __future__ import annotations
 
+import csv
+import io
 import logging
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +36,27 @@ from schemarag.tools.importers.dbt.walk import ProjectWalker
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 5_000_000
+# dbt < 1.0 spelled model-paths and seed-paths differently; old projects still use them.
+_PATH_KEYS = {
+    "model-paths": ("source-paths", ["models"]),
+    "seed-paths": ("data-paths", ["seeds"]),
+    "snapshot-paths": ("", ["snapshots"]),
+    "macro-paths": ("", ["macros"]),
+    "docs-paths": ("", []),
+}
+_SNAPSHOT = re.compile(r"{%-?\s*snapshot\s+(\w+)\s*-?%}(.*?){%-?\s*endsnapshot\s*-?%}", re.DOTALL)
+
+
+@dataclass
+class DbtProject:
+    """One dbt project folder: the root project or an installed package."""
+
+    name: str
+    root: Path
+    config: dict[str, Any]
+    paths: dict[str, list[Path]]  # model-paths, seed-paths, ... resolved inside the import root
+    variables: dict[str, Any]
+    is_root: bool = False
 
 
 @dataclass
@@ -37,14 +66,24 @@ class ProjectFiles:
     root: Path
     name: str
     variables: dict[str, Any]
-    model_paths: list[Path]
-    macro_paths: list[Path]
     walker: ProjectWalker
+    projects: list[DbtProject] = field(default_factory=list)  # the root first, then packages
     relations: list[RelationSpec] = field(default_factory=list)
-    sources: dict[tuple[str, str], str] = field(default_factory=dict)  # (source, table) -> SQL name
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)  # (source, table) -> node key
     docs: dict[str, str] = field(default_factory=dict)
     sql_files: dict[str, Path] = field(default_factory=dict)  # model name -> .sql
+    sql_fqn: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # model -> (package, fqn)
+    snapshots: dict[str, tuple[str, list[str], Path, str]] = field(default_factory=dict)
+    seeds: dict[str, tuple[str, list[str], Path]] = field(default_factory=dict)  # name -> (pkg, fqn, csv)
+    exposures: list[dict[str, Any]] = field(default_factory=list)
+    semantic_models: list[dict[str, Any]] = field(default_factory=list)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    profile: dict[str, Any] = field(default_factory=dict)  # the profiles.yml output dbt would use
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def macro_paths(self) -> list[Path]:
+        return [p for proj in self.projects if proj.is_root for p in proj.paths["macro-paths"]]
 
 
 def _read_text(path: Path, warnings: list[str]) -> str | None:
@@ -119,15 +158,27 @@ def _column(raw: dict[str, Any]) -> ColumnSpec:
     return col
 
 
-def _relation(raw: dict[str, Any], kind: str, name: str, path: Path) -> RelationSpec:
+def _relation(raw: dict[str, Any], kind: str, node: str, path: Path, package: str) -> RelationSpec:
     columns: list[ColumnSpec] = []
     for raw_col in raw.get("columns") or []:
         if isinstance(raw_col, dict) and raw_col.get("name"):
             columns.append(_column(raw_col))
-    cfg = raw.get("config") if isinstance(raw.get("config"), dict) else {}
-    tags = {str(t) for t in [*(raw.get("tags") or []), *(cfg.get("tags") or [])] if isinstance(t, str)}
+    cfg = dict(raw["config"]) if isinstance(raw.get("config"), dict) else {}
+    for key in ("access", "group", "docs"):  # model properties that are also configs
+        if key in raw and key not in cfg:
+            cfg[key] = raw[key]
+    tags = [t for t in [*(raw.get("tags") or []), *(cfg.get("tags") or [])] if isinstance(t, str)]
+    if tags:
+        cfg["tags"] = tags
     rel = RelationSpec(
-        name=name, kind=kind, description=str(raw.get("description") or ""), columns=columns, tags=tags
+        name=node,
+        node=node,
+        kind=kind,
+        description=str(raw.get("description") or ""),
+        columns=columns,
+        tags=set(tags),
+        package=package,
+        config=cfg,
     )
     rel.yml_file = str(path)
     for con in raw.get("constraints") or []:
@@ -136,82 +187,199 @@ def _relation(raw: dict[str, Any], kind: str, name: str, path: Path) -> Relation
     return rel
 
 
-def _read_properties(project: ProjectFiles, path: Path) -> None:
-    data = _load_yaml(path, project.warnings)
+def _read_sources(files: ProjectFiles, path: Path, data: dict[str, Any], package: str) -> None:
+    for i, src in enumerate(data.get("sources") or []):
+        if not isinstance(src, dict) or not isinstance(src.get("name"), str):
+            files.warnings.append(f"{path}: sources[{i}] has no name; entry skipped")
+            continue
+        src_cfg = src.get("config") if isinstance(src.get("config"), dict) else {}
+        for j, raw in enumerate(src.get("tables") or []):
+            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+                files.warnings.append(f"{path}: sources[{i}].tables[{j}] has no name; entry skipped")
+                continue
+            node = f"{src['name']}.{raw['name']}"
+            rel = _relation(raw, "source", node, path, package)
+            # where the table lives; Jinja in these ({{ var('shopify_schema') }}) renders later
+            rel.config = {
+                **{k: v for k, v in src_cfg.items() if k != "tags"},
+                **rel.config,
+                "schema": src.get("schema") or src["name"],
+                "database": src.get("database") or src.get("catalog") or "",
+                "identifier": raw.get("identifier") or raw["name"],
+                "source_name": src["name"],
+            }
+            rel.tags |= {str(t) for t in [*(src.get("tags") or []), *(src_cfg.get("tags") or [])]}
+            if not rel.description and src.get("description"):
+                rel.description = f"Table of the {src['name']} source: {src['description']}"
+            files.sources.setdefault((src["name"], raw["name"]), node)
+            files.relations.append(rel)
+
+
+def _read_properties(files: ProjectFiles, path: Path, package: str) -> None:
+    data = _load_yaml(path, files.warnings)
     if data is None:
         return
     if not isinstance(data, dict):
-        project.warnings.append(f"{path}: skipped: top level is not a mapping (models:/sources:)")
+        files.warnings.append(f"{path}: skipped: top level is not a mapping (models:/sources:)")
         return
     for kind in ("models", "seeds", "snapshots"):
         for i, raw in enumerate(data.get(kind) or []):
             if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-                project.warnings.append(f"{path}: {kind}[{i}] has no name; entry skipped")
+                files.warnings.append(f"{path}: {kind}[{i}] has no name; entry skipped")
                 continue
-            alias = (raw.get("config") or {}).get("alias") if isinstance(raw.get("config"), dict) else None
-            project.relations.append(_relation(raw, kind.rstrip("s"), str(alias or raw["name"]), path))
-    for i, src in enumerate(data.get("sources") or []):
-        if not isinstance(src, dict) or not isinstance(src.get("name"), str):
-            project.warnings.append(f"{path}: sources[{i}] has no name; entry skipped")
+            files.relations.append(_relation(raw, kind.rstrip("s"), str(raw["name"]), path, package))
+    _read_sources(files, path, data, package)
+    for key, bucket in (
+        ("exposures", files.exposures),
+        ("semantic_models", files.semantic_models),
+        ("metrics", files.metrics),
+    ):
+        for raw in data.get(key) or []:
+            if isinstance(raw, dict) and isinstance(raw.get("name"), str):
+                bucket.append({**raw, "_file": str(path), "_package": package})
+
+
+def _project(walker: ProjectWalker, folder: Path, is_root: bool) -> DbtProject | None:
+    """One project folder's dbt_project.yml and its paths (None: not readable, warned)."""
+    warnings = walker.warnings
+    config_path = folder / "dbt_project.yml"
+    if walker.check(config_path) is None:
+        if is_root:
+            raise ImportFormatError(
+                f"{warnings[-1]}; pass the folder that really holds the project as --project"
+            )
+        return None
+    config = _load_yaml(config_path, warnings)
+    if not isinstance(config, dict):
+        if is_root:
+            why = warnings[-1] if warnings else "top level is not a mapping"
+            raise ImportFormatError(f"{config_path}: cannot read the project file: {why}")
+        warnings.append(f"{config_path}: package skipped: not a dbt project file")
+        return None
+    paths: dict[str, list[Path]] = {}
+    for key, (old_key, default) in _PATH_KEYS.items():
+        value = config.get(key) or (config.get(old_key) if old_key else None) or default
+        entries = value if isinstance(value, list) else [value]
+        found = [walker.check(folder / str(p), f"{key} entry {str(p)!r}") for p in entries]
+        paths[key] = [p for p in found if p is not None]
+    variables = config.get("vars") if isinstance(config.get("vars"), dict) else {}
+    return DbtProject(
+        name=str(config.get("name") or folder.name),
+        root=folder,
+        config=config,
+        paths=paths,
+        variables=dict(variables),
+        is_root=is_root,
+    )
+
+
+def _packages(walker: ProjectWalker, root: DbtProject) -> list[DbtProject]:
+    """Installed packages (``dbt deps`` output), each refused if it resolves outside the root."""
+    install = str(root.config.get("packages-install-path") or "dbt_packages")
+    candidates = [install] if install != "dbt_packages" else ["dbt_packages", "dbt_modules"]
+    out: list[DbtProject] = []
+    for entry in candidates:
+        folder = walker.check(root.root / entry, f"packages-install-path {entry!r}")
+        if folder is None or not folder.is_dir():
             continue
-        schema = str(src.get("schema") or src["name"])
-        for j, raw in enumerate(src.get("tables") or []):
-            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-                project.warnings.append(f"{path}: sources[{i}].tables[{j}] has no name; entry skipped")
+        for pkg in sorted(p for p in (root.root / entry).iterdir() if p.is_dir() or p.is_symlink()):
+            if walker.check(pkg, "installed package") is None or not (pkg / "dbt_project.yml").is_file():
                 continue
-            name = f"{schema}.{raw.get('identifier') or raw['name']}"
-            project.sources[(src["name"], raw["name"])] = name
-            rel = _relation(raw, "source", name, path)
-            if not rel.description and src.get("description"):
-                rel.description = f"Table of the {src['name']} source: {src['description']}"
-            project.relations.append(rel)
+            project = _project(walker, pkg, is_root=False)
+            if project is not None:
+                out.append(project)
+    if not out and (root.root / "packages.yml").is_file() and walker.check(root.root / "packages.yml"):
+        listed = _load_yaml(root.root / "packages.yml", walker.warnings)
+        if isinstance(listed, dict) and listed.get("packages"):
+            walker.warnings.append(
+                f"{root.root / 'packages.yml'}: lists {len(listed['packages'])} package(s) but none is "
+                f"installed under {install}/; run `dbt deps` first (their models are left out)"
+            )
+    return out
+
+
+def _profile(walker: ProjectWalker, root: DbtProject) -> dict[str, Any]:
+    """The output of ``profiles.yml`` (kept in the project, as many repos do) dbt would use."""
+    path = root.root / "profiles.yml"
+    if not path.is_file() or walker.check(path) is None:
+        return {}
+    data = _load_yaml(path, walker.warnings)
+    profile = data.get(str(root.config.get("profile") or "")) if isinstance(data, dict) else None
+    if not isinstance(profile, dict) or not isinstance(profile.get("outputs"), dict):
+        return {}
+    outputs = profile["outputs"]
+    target = str(profile.get("target") or next(iter(outputs), ""))
+    chosen = outputs.get(target)
+    return {"target": target, **chosen} if isinstance(chosen, dict) else {}
+
+
+def _fqn(project: DbtProject, folder: Path, path: Path) -> list[str]:
+    parts = list(path.relative_to(folder).parts) if path.is_relative_to(folder) else [path.name]
+    return [project.name, *parts[:-1], path.stem]
+
+
+def _read_code(files: ProjectFiles, project: DbtProject) -> None:
+    walker = files.walker
+    for folder in project.paths["model-paths"]:
+        for path in walker.files([folder], (".sql",)):
+            if path.stem in files.sql_files:
+                files.warnings.append(f"{path}: model name {path.stem!r} is used twice; this file skipped")
+                continue
+            files.sql_files[path.stem] = path
+            files.sql_fqn[path.stem] = (project.name, _fqn(project, folder, path))
+    for folder in project.paths["snapshot-paths"]:
+        for path in walker.files([folder], (".sql",)):
+            text = _read_text(path, files.warnings) or ""
+            for match in _SNAPSHOT.finditer(text):
+                fqn = [*_fqn(project, folder, path)[:-1], match.group(1)]
+                files.snapshots.setdefault(match.group(1), (project.name, fqn, path, match.group(2)))
+    for folder in project.paths["seed-paths"]:
+        for path in walker.files([folder], (".csv",)):
+            files.seeds.setdefault(path.stem, (project.name, _fqn(project, folder, path), path))
+
+
+def seed_header(path: Path, warnings: list[str]) -> list[str]:
+    """The column names of a seed CSV (its first line)."""
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            first = fh.readline(1_000_000)
+    except (OSError, UnicodeDecodeError) as exc:
+        warnings.append(f"{path}: seed header not read ({exc})")
+        return []
+    row = next(csv.reader(io.StringIO(first)), [])
+    return [c.strip() for c in row if c.strip()]
 
 
 def read_project(root: Path, warnings: list[str] | None = None) -> ProjectFiles:
-    """Read ``dbt_project.yml`` and every property yml, docs block and model ``.sql`` under it.
+    """Read ``dbt_project.yml``, installed packages and every property yml, docs block, model
+    ``.sql``, snapshot and seed under them.
 
     Every path comes through one :class:`ProjectWalker`: a folder or file that resolves outside
-    ``root`` (symlink, ``..`` in ``model-paths``) is refused with one warning naming it. Warnings
-    go to ``warnings`` (also later ones, from macros read while rendering) when given.
+    ``root`` (symlink, ``..`` in ``model-paths``, a package linked in from elsewhere) is refused
+    with one warning naming it. Warnings go to ``warnings`` when given (also later ones, from
+    macros read while rendering).
     """
     warnings = [] if warnings is None else warnings
     walker = ProjectWalker(root, warnings)
-    config_path = root / "dbt_project.yml"
-    if not config_path.is_file():
+    if not (root / "dbt_project.yml").is_file():
         raise ImportFormatError(f"{root}: no dbt_project.yml; pass the dbt project folder as --project")
-    if walker.check(config_path) is None:
-        raise ImportFormatError(f"{warnings[-1]}; pass the folder that really holds the project as --project")
-    config = _load_yaml(config_path, warnings)
-    if not isinstance(config, dict):
-        why = warnings[0] if warnings else "top level is not a mapping"
-        raise ImportFormatError(f"{config_path}: cannot read the project file: {why}")
-
-    def paths(key: str, default: list[str]) -> list[Path]:
-        value = config.get(key) or default
-        entries = value if isinstance(value, list) else [value]
-        found = [walker.folder(str(p), key) for p in entries]
-        return [p for p in found if p is not None]
-
-    model_paths = paths("model-paths", ["models"]) + paths("seed-paths", ["seeds"])
-    model_paths += paths("snapshot-paths", ["snapshots"])
-    project = ProjectFiles(
-        root=root,
-        name=str(config.get("name") or root.name),
-        variables=dict(config.get("vars") or {}) if isinstance(config.get("vars"), dict) else {},
-        model_paths=model_paths,
-        macro_paths=paths("macro-paths", ["macros"]),
-        walker=walker,
-        warnings=warnings,
+    main = _project(walker, root, is_root=True)
+    assert main is not None  # the root raises instead
+    files = ProjectFiles(
+        root=root, name=main.name, variables=main.variables, walker=walker, warnings=warnings
     )
-    for path in walker.files(model_paths, (".yml", ".yaml")):
-        _read_properties(project, path)
-    for path in walker.files([*paths("docs-paths", []), *model_paths], (".md",)):
-        text = _read_text(path, project.warnings)
-        if text is not None:
-            project.docs.update(docs_blocks(text))
-    for path in walker.files(paths("model-paths", ["models"]), (".sql",)):
-        if path.stem in project.sql_files:
-            project.warnings.append(f"{path}: model name {path.stem!r} is used twice; this file skipped")
-            continue
-        project.sql_files[path.stem] = path
-    return project
+    files.projects = [main, *_packages(walker, main)]
+    files.profile = _profile(walker, main)
+    for project in files.projects:
+        p = project.paths
+        for path in walker.files(
+            [*p["model-paths"], *p["seed-paths"], *p["snapshot-paths"]], (".yml", ".yaml")
+        ):
+            _read_properties(files, path, project.name)
+        for path in walker.files([*p["docs-paths"], *p["model-paths"]], (".md",)):
+            text = _read_text(path, files.warnings)
+            if text is not None:
+                for name, body in docs_blocks(text).items():
+                    files.docs.setdefault(name, body)  # the root project's block wins
+        _read_code(files, project)
+    return files

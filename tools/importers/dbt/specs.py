@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -30,17 +31,36 @@ class ColumnSpec:
 
 @dataclass
 class RelationSpec:
-    """A table-like thing the warehouse will hold; ``name`` is what SQL uses for it."""
+    """A table-like thing the warehouse will hold.
+
+    ``node`` is dbt's name for it (the model name, or ``source.table`` for a source table): what
+    ``ref()``/``source()`` and ``upstream`` use. ``name`` is what SQL uses for it (the relation
+    name, ``schema.alias``), decided once configs are known (:mod:`.naming`).
+    """
 
     name: str
     kind: str  # model | source | seed | snapshot
     description: str = ""
     columns: list[ColumnSpec] = field(default_factory=list)
     tags: set[str] = field(default_factory=set)
-    upstream: list[str] = field(default_factory=list)  # relation names this one reads
+    upstream: list[str] = field(default_factory=list)  # nodes this one reads
     yml_file: str = ""
     sql_path: Path | None = None
     primary_key: list[str] = field(default_factory=list)  # model-level constraint
+    node: str = ""
+    package: str = ""  # the dbt project or installed package the node belongs to
+    fqn: list[str] = field(default_factory=list)  # package, folders..., name (dbt_project.yml paths)
+    config: dict[str, Any] = field(default_factory=dict)  # yml `config:` (then merged: see .configs)
+    materialized: str = ""  # table | view | incremental | ephemeral | ... ("" = unknown)
+    database: str = ""
+    schema: str = ""
+    layer: str = ""  # staging | intermediate | marts | reports | source | seed | snapshot | model
+    access: str = ""  # dbt model access: public | protected | private
+    group: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.node:
+            self.node = self.name
 
     def column(self, name: str) -> ColumnSpec | None:
         lname = name.lower()
