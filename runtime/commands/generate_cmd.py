@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             for message in prepared.messages:
                 print(f"===== {message['role']} =====\n{message['content']}\n")
-            print("===== retrievalMetadata =====")
+            print("===== retrieval_metadata =====")
             print(json.dumps(prepared.metadata, indent=2, ensure_ascii=False))
             print("===== usage =====")
             print(json.dumps(prepared.usage, indent=2))
@@ -133,28 +133,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_human(output: dict[str, Any]) -> None:
-    meta = output["retrievalMetadata"]
+    meta = output["retrieval_metadata"]
     print(output["query"])
     print()
     print(f"-- {output['explanation']}")
     print(
         f"-- confidence: {output['confidence']}"
-        + (f" ({'; '.join(output['confidenceFactors'])})" if output["confidenceFactors"] else "")
+        + (f" ({'; '.join(output['confidence_factors'])})" if output["confidence_factors"] else "")
     )
-    print(f"-- tables used: {', '.join(output['tablesUsed'])}")
+    print(f"-- tables used: {', '.join(output['tables_used'])}")
     for assumption in output["assumptions"]:
         print(f"-- assumption: {assumption}")
-    strategy = f"-- strategy: {meta['strategy']} ({len(meta['tablesIncluded'])} tables"
+    strategy = f"-- strategy: {meta['strategy']} ({len(meta['tables_included'])} tables"
     if meta["strategy"] == "rag":
-        strategy += f", {meta['chunksRetrieved']} chunks, avg relevance {meta['avgRelevanceScore']:.2f}"
-    print(strategy + ")" + (f"; fallback: {meta['fallbackReason']}" if meta.get("fallbackReason") else ""))
+        strategy += f", {meta['chunks_retrieved']} chunks, avg relevance {meta['avg_relevance_score']:.2f}"
+    print(strategy + ")" + (f"; fallback: {meta['fallback_reason']}" if meta.get("fallback_reason") else ""))
     usage = output["usage"]
-    print(f"-- prompt ~{usage['promptTokens']} tokens (schema ~{usage['schemaTokens']})")
+    print(f"-- prompt ~{usage['prompt_tokens']} tokens (schema ~{usage['schema_tokens']})")
     validation = output["validation"]
     if validation["valid"]:
         print("-- validation: ok" + (" (after one repair)" if validation["repaired"] else ""))
     elif validation["valid"] is None:
-        print(f"-- validation: UNCHECKED, not validated ({validation['uncheckedReason']})")
+        print(f"-- validation: UNCHECKED, not validated ({validation['unchecked_reason']})")
     else:
         print("-- validation: FAILED")
         for error in validation["errors"]:

@@ -6,7 +6,7 @@ Retrieval is injected as a plain callable ``(question, top_k, threshold) -> Retr
 (by default the real :class:`schemarag.runtime.search.retriever.Retriever`), so the generator never cares
 whether chunks come from a local artifact, a tenant's live index or a service. Any failure or
 an empty result falls back to the full schema, is logged, and is recorded as
-``fallbackReason`` (QG-RAG-01): a generator that answers from the whole schema beats one that
+``fallback_reason`` (QG-RAG-01): a generator that answers from the whole schema beats one that
 answers nothing.
 """
 
@@ -30,7 +30,7 @@ FocusedFormatter = Callable[[Database, Any, "int | None"], str]
 
 @dataclass
 class SchemaContext:
-    """What goes into the prompt and the ``retrievalMetadata`` describing how it was chosen."""
+    """What goes into the prompt and the ``retrieval_metadata`` describing how it was chosen."""
 
     text: str
     metadata: dict[str, Any]
@@ -120,7 +120,8 @@ def build_context(
     meta = _rag_metadata(result, decision)
     log.info(
         "query generator: RAG for %s (%s): %d chunks, tables %s, avg relevance %.3f",
-        db.name, decision.reason, meta["chunksRetrieved"], meta["tablesIncluded"], meta["avgRelevanceScore"],
+        db.name, decision.reason, meta["chunks_retrieved"], meta["tables_included"],
+        meta["avg_relevance_score"],
     )  # fmt: skip
     return SchemaContext(text, meta, decision, result)
 
@@ -130,15 +131,15 @@ def _fallback(
 ) -> SchemaContext:
     log.warning("query generator: RAG for %s fell back to the full schema: %s", db.name, reason)
     meta = _full_metadata(db, decision)
-    meta["fallbackReason"] = reason
+    meta["fallback_reason"] = reason
     return SchemaContext(format_full(db), meta, decision)
 
 
 def _full_metadata(db: Database, decision: StrategyDecision) -> dict[str, Any]:
     return {
         "strategy": "full",
-        "tablesIncluded": [t.name for t in db.tables],
-        "strategyReason": decision.reason,
+        "tables_included": [t.name for t in db.tables],
+        "strategy_reason": decision.reason,
     }
 
 
@@ -157,18 +158,18 @@ def _rag_metadata(result: Any, decision: StrategyDecision) -> dict[str, Any]:
     avg = float(avg) if avg is not None else (sum(scores) / len(scores) if scores else 0.0)
     meta: dict[str, Any] = {
         "strategy": "rag",
-        "tablesIncluded": tables,
-        "chunksRetrieved": len(result.chunks),
-        "avgRelevanceScore": round(avg, 4),
-        "retrievedTables": list(result.tables),
-        "expandedTables": list(result.expanded_tables),
-        "strategyReason": decision.reason,
+        "tables_included": tables,
+        "chunks_retrieved": len(result.chunks),
+        "avg_relevance_score": round(avg, 4),
+        "retrieved_tables": list(result.tables),
+        "expanded_tables": list(result.expanded_tables),
+        "strategy_reason": decision.reason,
     }
     if ranking is not None:  # what each table shows, and the size cap of the "compact" focus
         meta["focus"] = ranking.focus
-        meta["focusTokenBudget"] = ranking.token_budget
-        meta["adaptiveTableBudget"] = ranking.adaptive
+        meta["focus_token_budget"] = ranking.token_budget
+        meta["adaptive_table_budget"] = ranking.adaptive
     key = getattr(md, "artifact_key", None)
     if key:
-        meta["artifactKey"] = key
+        meta["artifact_key"] = key
     return meta

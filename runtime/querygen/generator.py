@@ -60,7 +60,7 @@ class PreparedPrompt:
         return self.context.metadata
 
     def to_dict(self) -> dict[str, Any]:
-        return {"messages": self.messages, "retrievalMetadata": self.metadata, "usage": self.usage}
+        return {"messages": self.messages, "retrieval_metadata": self.metadata, "usage": self.usage}
 
 
 def prepare_prompt(question: str, db: Database, **context_options: Any) -> PreparedPrompt:
@@ -70,15 +70,16 @@ def prepare_prompt(question: str, db: Database, **context_options: Any) -> Prepa
     context = build_context(question, db, **context_options)
     messages = build_messages(question, context.text, db.dialect, db.name)
     usage = {
-        "promptTokens": sum(estimate_tokens(m["content"]) for m in messages),
-        "schemaTokens": estimate_tokens(context.text),
-        "tokenEstimator": TOKEN_ESTIMATOR,
+        "prompt_tokens": sum(estimate_tokens(m["content"]) for m in messages),
+        "schema_tokens": estimate_tokens(context.text),
+        "token_estimator": TOKEN_ESTIMATOR,
     }
     return PreparedPrompt(messages, context, usage)
 
 
 def generate(question: str, db: Database, client: ChatClient, **context_options: Any) -> dict[str, Any]:
-    """Generate SQL for ``question``; returns the camelCase output of the query-generator spec.
+    """Generate SQL for ``question``; returns the query-generator spec's output, snake_case keys
+    (the same as HTTP and MCP).
 
     Raises :class:`LLMError` when the endpoint fails or its first answer is not the JSON asked for.
     """
@@ -105,27 +106,27 @@ def generate(question: str, db: Database, client: ChatClient, **context_options:
     )
     usage = dict(prepared.usage)
     if llm_usage.get("prompt_tokens") is not None:
-        usage["llmPromptTokens"] = llm_usage["prompt_tokens"]
+        usage["llm_prompt_tokens"] = llm_usage["prompt_tokens"]
     if llm_usage.get("completion_tokens") is not None:
-        usage["llmCompletionTokens"] = llm_usage["completion_tokens"]
+        usage["llm_completion_tokens"] = llm_usage["completion_tokens"]
     validation: dict[str, Any] = {
         "valid": report.valid,
         "errors": report.errors,
         "warnings": report.warnings,
-        "bindChecked": report.bind_checked,
-        "uncheckedReason": report.unchecked_reason,
+        "bind_checked": report.bind_checked,
+        "unchecked_reason": report.unchecked_reason,
         "repaired": repaired,
     }
     if initial_errors:
-        validation["initialErrors"] = initial_errors
+        validation["initial_errors"] = initial_errors
     return {
         "query": answer["query"].strip(),
         "explanation": str(answer.get("explanation") or ""),
         "confidence": confidence,
-        "confidenceFactors": factors,
-        "tablesUsed": report.tables or _str_list(answer.get("tablesUsed")),
+        "confidence_factors": factors,
+        "tables_used": report.tables or _str_list(answer.get("tables_used")),
         "assumptions": _str_list(answer.get("assumptions")),
-        "retrievalMetadata": prepared.context.metadata,
+        "retrieval_metadata": prepared.context.metadata,
         "validation": validation,
         "usage": usage,
     }
@@ -149,7 +150,7 @@ def compute_confidence(
     if report.valid is None:
         rank = min(rank, 1)
         factors.append(f"SQL not validated (unchecked: {report.unchecked_reason})")
-    avg = metadata.get("avgRelevanceScore")
+    avg = metadata.get("avg_relevance_score")
     if metadata.get("strategy") == "rag" and avg is not None and avg < LOW_RELEVANCE:
         rank = max(0, rank - 1)
         factors.append(f"low retrieval relevance (avg {avg:.2f} < {LOW_RELEVANCE})")

@@ -58,7 +58,7 @@ DISTINCT, extra columns and extra joins unless the question needs them.
 
 Answer with a single JSON object and nothing else (no markdown fences), with these keys:
 {{"query": "<the SQL>", "explanation": "<one or two sentences on how the query answers the \
-question>", "confidence": "high" | "medium" | "low", "tablesUsed": ["<table>", ...], \
+question>", "confidence": "high" | "medium" | "low", "tables_used": ["<table>", ...], \
 "assumptions": ["<assumption>", ...]}}"""
 
 _USER_TEMPLATE = """\

@@ -1,4 +1,4 @@
-"""Result types of retrieval: small, immutable, JSON-ready (camelCase where the spec names it)."""
+"""Result types of retrieval: small, immutable, JSON-ready (snake_case keys, as every output)."""
 
 from __future__ import annotations
 

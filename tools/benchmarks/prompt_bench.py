@@ -70,12 +70,12 @@ def measure(db_name: str, questions: list[str], artifacts: Path) -> dict[str, An
     for q in questions:
         f = prepare_prompt(q, db, use_retrieval=False)
         r = prepare_prompt(q, db, use_retrieval=True, retrieve=retriever_for())
-        full.append(f.usage["promptTokens"])
-        focused.append(r.usage["promptTokens"])
+        full.append(f.usage["prompt_tokens"])
+        focused.append(r.usage["prompt_tokens"])
         fallbacks += r.context.metadata.get("strategy") != "rag"
         for name, ranking in RANKED_MODES.items():
             ranked = prepare_prompt(q, db, use_retrieval=True, retrieve=retriever_for(**ranking))
-            modes[name].append(ranked.usage["promptTokens"])
+            modes[name].append(ranked.usage["prompt_tokens"])
     mean_full = float(np.mean(full))
 
     def summary(v: list[int]) -> dict[str, float]:

@@ -84,7 +84,7 @@ def test_live_datasource_end_to_end(live_db: LiveDB, tmp_path: Path, capsys):
         use_retrieval=True,
         config=StrategyConfig(),
     )
-    assert prepared.metadata["strategy"] == "rag" and "schools" in prepared.metadata["tablesIncluded"]
+    assert prepared.metadata["strategy"] == "rag" and "schools" in prepared.metadata["tables_included"]
     assert "schools" in prepared.messages[1]["content"]
     argv = [
         "generate",
@@ -99,8 +99,8 @@ def test_live_datasource_end_to_end(live_db: LiveDB, tmp_path: Path, capsys):
     ]
     assert cli_main([*argv, "--prompt-only", "--json", "--use-retrieval", "schools in alameda"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["retrievalMetadata"]["artifactKey"] == first.key
-    assert "schools" in out["retrievalMetadata"]["tablesIncluded"]
+    assert out["retrieval_metadata"]["artifact_key"] == first.key
+    assert "schools" in out["retrieval_metadata"]["tables_included"]
 
     # No change: same fingerprint, same JSON, same key, nothing rebuilt.
     json_before = (data / "shop.json").read_bytes()

@@ -58,7 +58,7 @@ def envelope(content: str, prompt_tokens: int = 100, completion_tokens: int = 20
 def sql_answer(query: str, confidence: str = "high", **extra: Any) -> str:
     """The JSON text a well-behaved model returns."""
     return json.dumps({"query": query, "explanation": "scripted", "confidence": confidence,
-                       "tablesUsed": [], "assumptions": ["scripted assumption"], **extra})  # fmt: skip
+                       "tables_used": [], "assumptions": ["scripted assumption"], **extra})  # fmt: skip
 
 
 class ScriptedLLM:

@@ -40,26 +40,26 @@ def test_prompt_only_json_needs_no_llm(dirs, capsys) -> None:
     data = json.loads(out)
     assert [m["role"] for m in data["messages"]] == ["system", "user"]
     assert data["messages"][1]["content"].endswith("Question: How many orders?")
-    assert data["retrievalMetadata"]["strategy"] == "full"
-    assert data["retrievalMetadata"]["tablesIncluded"] == ["users", "orders", "Order Items"]
-    assert data["usage"]["promptTokens"] > data["usage"]["schemaTokens"] > 0
+    assert data["retrieval_metadata"]["strategy"] == "full"
+    assert data["retrieval_metadata"]["tables_included"] == ["users", "orders", "Order Items"]
+    assert data["usage"]["prompt_tokens"] > data["usage"]["schema_tokens"] > 0
 
 
 def test_prompt_only_text(dirs, capsys) -> None:
     code, out, _ = run_cli(capsys, *dirs, "--db", "shop", "How many orders?", "--prompt-only")
     assert code == 0
     assert (
-        "===== system =====" in out and "===== user =====" in out and "===== retrievalMetadata =====" in out
+        "===== system =====" in out and "===== user =====" in out and "===== retrieval_metadata =====" in out
     )
-    user_part = out.split("===== user =====", 1)[1].split("===== retrievalMetadata =====", 1)[0]
+    user_part = out.split("===== user =====", 1)[1].split("===== retrieval_metadata =====", 1)[0]
     assert user_part.count("CREATE TABLE") == 3  # one per table of shop
 
 
 def test_forced_rag_without_an_index_falls_back_with_reason(dirs, capsys) -> None:
     code, out, _ = run_cli(capsys, *dirs, "--db", "shop", "q?", "--prompt-only", "--json", "--use-retrieval")
-    meta = json.loads(out)["retrievalMetadata"]
+    meta = json.loads(out)["retrieval_metadata"]
     assert code == 0 and meta["strategy"] == "full"
-    assert meta["fallbackReason"].startswith("Retrieval failed: ArtifactNotFoundError")
+    assert meta["fallback_reason"].startswith("Retrieval failed: ArtifactNotFoundError")
 
 
 def test_without_base_url_says_to_set_it_or_use_prompt_only(dirs, capsys) -> None:
@@ -77,7 +77,7 @@ def test_generate_json_against_local_llm(dirs, capsys, llm_server, monkeypatch) 
     data: dict[str, Any] = json.loads(out)
     assert code == 0
     assert data["query"] == "SELECT COUNT(*) FROM orders"
-    assert data["validation"]["valid"] and data["tablesUsed"] == ["orders"]
+    assert data["validation"]["valid"] and data["tables_used"] == ["orders"]
     assert llm_server.requests[0].headers["Authorization"] == "Bearer sk-cli-secret-key"
     assert "sk-cli-secret-key" not in out + err
 
@@ -150,10 +150,10 @@ def test_generate_with_compact_focus_sends_the_capped_schema(
     question = "Which plans have the most churned subscriptions?"
     code, out, _ = run_cli(capsys, *base, "--focus", "compact", question)
     assert code == 0
-    meta = json.loads(out)["retrievalMetadata"]
-    assert meta["strategy"] == "rag" and meta["focus"] == "compact" and len(meta["tablesIncluded"]) == 15
+    meta = json.loads(out)["retrieval_metadata"]
+    assert meta["strategy"] == "rag" and meta["focus"] == "compact" and len(meta["tables_included"]) == 15
     schema = llm_server.requests[0].body["messages"][1]["content"]
-    for table in meta["tablesIncluded"]:  # thinned or not, every ranked table reaches the model
+    for table in meta["tables_included"]:  # thinned or not, every ranked table reaches the model
         assert f"CREATE TABLE {table} (" in schema or f"-- table {table}:" in schema
     code, full, _ = run_cli(capsys, *base, "--no-retrieval", "--prompt-only", question)
     full_schema = json.loads(full)["messages"][1]["content"]
@@ -168,9 +168,9 @@ def test_a_focus_asks_for_retrieval_even_on_a_small_database(
     samples = Path(__file__).resolve().parents[3] / "data" / "schemas"
     base = ["--data", str(samples), "--artifacts", str(built_artifacts), "--db", "ecommerce", "--prompt-only"]
     code, out, _ = run_cli(capsys, *base, "--json", "orders last month")
-    assert code == 0 and json.loads(out)["retrievalMetadata"]["strategy"] == "full"  # 3 tables: all of it
+    assert code == 0 and json.loads(out)["retrieval_metadata"]["strategy"] == "full"  # 3 tables: all of it
     code, out, _ = run_cli(capsys, *base, "--json", "--adaptive", "orders last month")
-    meta = json.loads(out)["retrievalMetadata"]
-    assert code == 0 and meta["strategy"] == "rag" and meta["adaptiveTableBudget"] is True
+    meta = json.loads(out)["retrieval_metadata"]
+    assert code == 0 and meta["strategy"] == "rag" and meta["adaptive_table_budget"] is True
     code, _, err = run_cli(capsys, *base, "--no-retrieval", "--focus", "compact", "orders last month")
     assert code == 2 and "drop --no-retrieval" in err

@@ -71,14 +71,14 @@ def test_25_tables_with_rag_enabled_retrieves_focused_context(make_db) -> None:
     p = prepare_prompt(QUESTION, db, retrieve=retrieve, config=cfg)
     assert retrieve.calls == [(QUESTION, 6, None)]
     assert p.metadata == {
-        "strategy": "rag", "tablesIncluded": ["t12", "t13", "t11", "t14"], "chunksRetrieved": 2,
-        "avgRelevanceScore": 0.8, "retrievedTables": ["t12", "t13"], "expandedTables": ["t11", "t14"],
-        "strategyReason": "25 tables >= RETRIEVAL_TABLE_THRESHOLD 10", "artifactKey": "key123",
+        "strategy": "rag", "tables_included": ["t12", "t13", "t11", "t14"], "chunks_retrieved": 2,
+        "avg_relevance_score": 0.8, "retrieved_tables": ["t12", "t13"], "expanded_tables": ["t11", "t14"],
+        "strategy_reason": "25 tables >= RETRIEVAL_TABLE_THRESHOLD 10", "artifact_key": "key123",
     }  # fmt: skip
     assert created_tables(p.messages[1]["content"]) == ["t12", "t13", "t11", "t14"]
     full = prepare_prompt(QUESTION, db, retrieve=retrieve, config=cfg, use_retrieval=False)
-    assert p.usage["promptTokens"] < full.usage["promptTokens"] / 2
-    assert p.usage["schemaTokens"] < p.usage["promptTokens"]
+    assert p.usage["prompt_tokens"] < full.usage["prompt_tokens"] / 2
+    assert p.usage["schema_tokens"] < p.usage["prompt_tokens"]
 
 
 def test_5_tables_use_full_schema_without_retrieval(make_db) -> None:
@@ -86,8 +86,8 @@ def test_5_tables_use_full_schema_without_retrieval(make_db) -> None:
     retrieve = Recorder(AssertionError("must not be called"))
     p = prepare_prompt(QUESTION, db, retrieve=retrieve, config=StrategyConfig())
     assert retrieve.calls == []
-    assert p.metadata == {"strategy": "full", "tablesIncluded": ["t1", "t2", "t3", "t4", "t5"],
-                          "strategyReason": "5 tables < RETRIEVAL_TABLE_THRESHOLD 10"}  # fmt: skip
+    assert p.metadata == {"strategy": "full", "tables_included": ["t1", "t2", "t3", "t4", "t5"],
+                          "strategy_reason": "5 tables < RETRIEVAL_TABLE_THRESHOLD 10"}  # fmt: skip
     assert created_tables(p.messages[1]["content"]) == ["t1", "t2", "t3", "t4", "t5"]
 
 
@@ -95,7 +95,7 @@ def test_disabled_retrieval_uses_full_schema_for_a_large_database(make_db) -> No
     retrieve = Recorder(AssertionError("must not be called"))
     cfg = StrategyConfig.from_env({"ENABLE_DOC_RETRIEVAL": "false"})
     p = prepare_prompt(QUESTION, make_db(25), retrieve=retrieve, config=cfg)
-    assert (p.metadata["strategy"], len(p.metadata["tablesIncluded"]), retrieve.calls) == ("full", 25, [])
+    assert (p.metadata["strategy"], len(p.metadata["tables_included"]), retrieve.calls) == ("full", 25, [])
 
 
 def test_threshold_15_with_12_tables_uses_full_schema(make_db) -> None:
@@ -112,7 +112,7 @@ def test_flag_forces_rag_on_3_tables(make_db) -> None:
                        top_k=3, relevance_threshold=0.2)  # fmt: skip
     assert retrieve.calls == [(QUESTION, 3, 0.2)]
     assert p.metadata["strategy"] == "rag"
-    assert p.metadata["strategyReason"] == "retrieval forced on by the caller"
+    assert p.metadata["strategy_reason"] == "retrieval forced on by the caller"
 
 
 # --- fallback --------------------------------------------------------------------------------
@@ -124,10 +124,10 @@ def test_retrieval_error_falls_back_with_reason_and_log(make_db, caplog) -> None
     with caplog.at_level(logging.WARNING, logger="schemarag.runtime.querygen.context"):
         p = prepare_prompt(QUESTION, db, retrieve=retrieve, config=StrategyConfig())
     assert p.metadata["strategy"] == "full"
-    assert p.metadata["fallbackReason"] == (
+    assert p.metadata["fallback_reason"] == (
         "Retrieval failed: ArtifactNotFoundError: artifacts/synthetic: no published index"
     )
-    assert len(p.metadata["tablesIncluded"]) == 25
+    assert len(p.metadata["tables_included"]) == 25
     assert len(created_tables(p.messages[1]["content"])) == 25
     assert "fell back to the full schema" in caplog.text
 
@@ -137,7 +137,7 @@ def test_real_retriever_on_an_empty_artifacts_dir_falls_back(make_db, tmp_path) 
     retrieve = default_retrieve(db, artifacts=tmp_path)
     p = prepare_prompt(QUESTION, db, retrieve=retrieve, config=StrategyConfig())
     assert p.metadata["strategy"] == "full"
-    assert p.metadata["fallbackReason"].startswith("Retrieval failed: ArtifactNotFoundError")
+    assert p.metadata["fallback_reason"].startswith("Retrieval failed: ArtifactNotFoundError")
 
 
 def test_empty_retrieval_falls_back_with_reason(make_db, caplog) -> None:
@@ -145,7 +145,7 @@ def test_empty_retrieval_falls_back_with_reason(make_db, caplog) -> None:
     with caplog.at_level(logging.WARNING, logger="schemarag.runtime.querygen.context"):
         p = prepare_prompt(QUESTION, db, retrieve=Recorder(result_for(db, {})), config=StrategyConfig())
     assert p.metadata["strategy"] == "full"
-    assert p.metadata["fallbackReason"] == "No relevant documentation found"
+    assert p.metadata["fallback_reason"] == "No relevant documentation found"
     assert "No relevant documentation found" in caplog.text
 
 
@@ -157,9 +157,9 @@ def test_focused_schema_holds_retrieved_tables_fk_neighbours_and_docs(shop) -> N
     p = prepare_prompt(QUESTION, shop, retrieve=Recorder(result), use_retrieval=True, config=StrategyConfig())
     user = p.messages[1]["content"]
     assert created_tables(user) == ["orders", "Order Items", "users"]
-    assert p.metadata["tablesIncluded"] == ["orders", "Order Items", "users"]
+    assert p.metadata["tables_included"] == ["orders", "Order Items", "users"]
     assert "orders documentation: what one row of orders means." in user
-    assert p.metadata["expandedTables"] == ["Order Items", "users"]
+    assert p.metadata["expanded_tables"] == ["Order Items", "users"]
 
 
 def test_focused_schema_excludes_unrelated_tables(make_db) -> None:
@@ -173,7 +173,7 @@ def test_token_budget_is_passed_to_the_formatter(make_db) -> None:
     result = result_for(db, {"t5": 0.9, "t9": 0.5})
     big = prepare_prompt(QUESTION, db, retrieve=Recorder(result), config=StrategyConfig())
     small = prepare_prompt(QUESTION, db, retrieve=Recorder(result), config=StrategyConfig(), token_budget=60)
-    assert small.usage["schemaTokens"] < big.usage["schemaTokens"]
+    assert small.usage["schema_tokens"] < big.usage["schema_tokens"]
     assert {"t5", "t9"} <= set(created_tables(small.messages[1]["content"]))
 
 
@@ -209,16 +209,16 @@ def test_valid_sql_output_shape(llm_server, shop) -> None:
     llm_server.answer_sql("SELECT u.name, SUM(o.total) FROM orders o JOIN users u ON u.id = o.user_id "
                           "GROUP BY u.name", "high")  # fmt: skip
     out = generate(QUESTION, shop, client(llm_server), config=StrategyConfig())
-    assert set(out) == {"query", "explanation", "confidence", "confidenceFactors", "tablesUsed",
+    assert set(out) == {"query", "explanation", "confidence", "confidence_factors", "tables_used",
                         "assumptions",
-                        "retrievalMetadata", "validation", "usage"}  # fmt: skip
-    assert out["confidence"] == "high" and out["confidenceFactors"] == []
-    assert out["tablesUsed"] == ["orders", "users"]
+                        "retrieval_metadata", "validation", "usage"}  # fmt: skip
+    assert out["confidence"] == "high" and out["confidence_factors"] == []
+    assert out["tables_used"] == ["orders", "users"]
     assert out["assumptions"] == ["scripted assumption"]
-    assert out["validation"] == {"valid": True, "errors": [], "warnings": [], "bindChecked": True,
-                                 "uncheckedReason": None, "repaired": False}  # fmt: skip
-    assert out["retrievalMetadata"]["strategy"] == "full"
-    assert out["usage"]["llmPromptTokens"] == 100 and out["usage"]["tokenEstimator"] == "chars/4"
+    assert out["validation"] == {"valid": True, "errors": [], "warnings": [], "bind_checked": True,
+                                 "unchecked_reason": None, "repaired": False}  # fmt: skip
+    assert out["retrieval_metadata"]["strategy"] == "full"
+    assert out["usage"]["llm_prompt_tokens"] == 100 and out["usage"]["token_estimator"] == "chars/4"
     assert len(llm_server.requests) == 1
 
 
@@ -229,10 +229,10 @@ def test_missing_column_gets_one_repair_with_the_exact_error(llm_server, shop) -
     out = generate(QUESTION, shop, client(llm_server), config=StrategyConfig())
     assert out["query"] == "SELECT o.total FROM orders o"
     assert out["validation"]["valid"] and out["validation"]["repaired"]
-    assert "did you mean orders.total" in out["validation"]["initialErrors"][0]
+    assert "did you mean orders.total" in out["validation"]["initial_errors"][0]
     repair_request = llm_server.requests[1].body["messages"]
     assert repair_request[2]["role"] == "assistant" and "o.totl" in repair_request[2]["content"]
-    assert out["validation"]["initialErrors"][0] in repair_request[3]["content"]
+    assert out["validation"]["initial_errors"][0] in repair_request[3]["content"]
     assert out["confidence"] == "medium"  # capped after a repair
 
 
@@ -241,7 +241,7 @@ def test_delete_that_stays_invalid_is_reported_with_low_confidence(llm_server, s
     out = generate(QUESTION, shop, client(llm_server), config=StrategyConfig())
     assert out["validation"]["valid"] is False
     assert out["validation"]["errors"] == ["not read-only: DELETE statement; only SELECT queries are allowed"]
-    assert out["confidence"] == "low" and "SQL failed validation" in out["confidenceFactors"]
+    assert out["confidence"] == "low" and "SQL failed validation" in out["confidence_factors"]
     assert len(llm_server.requests) == 2  # exactly one repair round trip
 
 
@@ -252,9 +252,9 @@ def test_unchecked_sql_is_not_validated_and_gets_no_repair(llm_server, shop) -> 
     out = generate(QUESTION, shop, client(llm_server), config=StrategyConfig())
     validation = out["validation"]
     assert (validation["valid"], validation["errors"], validation["repaired"]) == (None, [], False)
-    assert "julianday does not exist" in validation["uncheckedReason"]
+    assert "julianday does not exist" in validation["unchecked_reason"]
     assert out["confidence"] == "medium"
-    assert out["confidenceFactors"] == [f"SQL not validated (unchecked: {validation['uncheckedReason']})"]
+    assert out["confidence_factors"] == [f"SQL not validated (unchecked: {validation['unchecked_reason']})"]
     assert len(llm_server.requests) == 1
 
 
@@ -273,7 +273,7 @@ def test_an_executable_comment_from_the_model_is_invalid_and_repaired(llm_server
     )
     out = generate(QUESTION, shop_in("mysql"), client(llm_server), config=StrategyConfig())
     assert out["query"] == "SELECT id FROM users" and out["validation"]["valid"] is True
-    assert "executable comment" in out["validation"]["initialErrors"][0]
+    assert "executable comment" in out["validation"]["initial_errors"][0]
 
 
 def test_non_json_answer_raises_a_clear_error(llm_server, shop) -> None:
@@ -311,12 +311,12 @@ def test_low_relevance_lowers_confidence(llm_server, make_db, scores, expected) 
     llm_server.answer_sql("SELECT t3.name FROM t3", "high")
     out = generate(QUESTION, db, client(llm_server), retrieve=Recorder(result_for(db, scores)),
                    config=StrategyConfig())  # fmt: skip
-    meta = out["retrievalMetadata"]
-    assert meta["strategy"] == "rag" and meta["chunksRetrieved"] == len(scores)
+    meta = out["retrieval_metadata"]
+    assert meta["strategy"] == "rag" and meta["chunks_retrieved"] == len(scores)
     assert out["confidence"] == expected
     if expected == "medium":
-        assert out["confidenceFactors"] == [
-            f"low retrieval relevance (avg {meta['avgRelevanceScore']:.2f} < 0.4)"
+        assert out["confidence_factors"] == [
+            f"low retrieval relevance (avg {meta['avg_relevance_score']:.2f} < 0.4)"
         ]
 
 
@@ -324,13 +324,13 @@ def test_metadata_in_both_modes(llm_server, make_db) -> None:
     db = make_db(25)
     llm_server.answer_sql("SELECT t3.name FROM t3").answer_sql("SELECT t3.name FROM t3")
     rag = generate(QUESTION, db, client(llm_server), retrieve=Recorder(result_for(db, {"t3": 0.7})),
-                   config=StrategyConfig())["retrievalMetadata"]  # fmt: skip
+                   config=StrategyConfig())["retrieval_metadata"]  # fmt: skip
     full = generate(QUESTION, db, client(llm_server), use_retrieval=False, config=StrategyConfig())
-    assert {"strategy", "tablesIncluded", "chunksRetrieved", "avgRelevanceScore"} <= set(rag)
-    assert rag["strategy"] == "rag" and rag["tablesIncluded"] == ["t3", "t2", "t4"]
-    meta = full["retrievalMetadata"]
-    assert meta["strategy"] == "full" and len(meta["tablesIncluded"]) == 25
-    assert "chunksRetrieved" not in meta and "avgRelevanceScore" not in meta and "fallbackReason" not in meta
+    assert {"strategy", "tables_included", "chunks_retrieved", "avg_relevance_score"} <= set(rag)
+    assert rag["strategy"] == "rag" and rag["tables_included"] == ["t3", "t2", "t4"]
+    meta = full["retrieval_metadata"]
+    assert meta["strategy"] == "full" and len(meta["tables_included"]) == 25
+    assert not {"chunks_retrieved", "avg_relevance_score", "fallback_reason"} & set(meta)
 
 
 # --- the real retriever on the lead's built artifacts --------------------------------------------
@@ -363,9 +363,9 @@ def test_real_rag_focused_schema_is_retrieved_tables_plus_fk_neighbours(real_art
     allowed = set(result.tables) | {n for t in result.tables for n in db.neighbours(t)}
     included = created_tables(p.messages[1]["content"])
     assert set(result.tables) <= set(included) <= allowed
-    assert p.metadata["tablesIncluded"] == included
-    assert p.metadata["chunksRetrieved"] == len(result.chunks)
-    assert 0.0 <= p.metadata["avgRelevanceScore"] <= 1.0
+    assert p.metadata["tables_included"] == included
+    assert p.metadata["chunks_retrieved"] == len(result.chunks)
+    assert 0.0 <= p.metadata["avg_relevance_score"] <= 1.0
 
 
 def test_auto_rag_falls_back_when_the_focused_schema_is_not_smaller(make_db) -> None:
@@ -381,6 +381,6 @@ def test_auto_rag_falls_back_when_the_focused_schema_is_not_smaller(make_db) -> 
     cfg = StrategyConfig.from_env({"ENABLE_DOC_RETRIEVAL": "true"})
     auto = prepare_prompt(QUESTION, db, retrieve=retrieve, config=cfg)
     assert auto.metadata["strategy"] == "full"
-    assert auto.metadata["fallbackReason"] == "Focused schema was not smaller than the full schema"
+    assert auto.metadata["fallback_reason"] == "Focused schema was not smaller than the full schema"
     forced = prepare_prompt(QUESTION, db, retrieve=retrieve, config=cfg, use_retrieval=True)
     assert forced.metadata["strategy"] == "rag"

@@ -21,7 +21,7 @@ def test_system_prompt_names_dialect_and_json_answer() -> None:
     text = system_prompt("postgres")
     assert "PostgreSQL" in text
     assert "CREATE TABLE" in text
-    for key in ('"query"', '"explanation"', '"confidence"', '"tablesUsed"', '"assumptions"'):
+    for key in ('"query"', '"explanation"', '"confidence"', '"tables_used"', '"assumptions"'):
         assert key in text
     assert "read-only" in text and "foreign keys" in text
 

@@ -36,9 +36,9 @@ def test_prompts_use_the_pinned_pieces_without_rendering(tiny: tuple[Path, Path]
         config=StrategyConfig(table_threshold=0),  # RAG even for two tables
     )
     assert _renders() == before, "a prompt re-rendered DDL with sqlglot"
-    assert rag.metadata["strategy"] == "rag" or "fallbackReason" in rag.metadata
+    assert rag.metadata["strategy"] == "rag" or "fallback_reason" in rag.metadata
     if rag.metadata["strategy"] == "rag":
-        assert rag.metadata["artifactKey"] == pinned.key
+        assert rag.metadata["artifact_key"] == pinned.key
     customers = pinned.ddl["customers"]
     text = "\n".join(m["content"] for m in full.messages)
     assert all(line in text for line in customers.column_sql)

@@ -64,7 +64,7 @@ def test_generate_cli_table_budget(built_artifacts: Path, capsys: pytest.Capture
     )
     out = json.loads(capsys.readouterr().out)
     assert code == 0
-    tables = out["retrievalMetadata"]["tablesIncluded"]
+    tables = out["retrieval_metadata"]["tables_included"]
     assert 1 <= len(tables) <= 3
     assert _created(out["messages"][1]["content"]) == tables
 

@@ -17,7 +17,7 @@ import pytest
 from server_support import Server, start_server
 
 ANSWER = json.dumps({"query": "SELECT COUNT(*) FROM orders", "explanation": "count", "confidence": "high",
-                     "tablesUsed": ["orders"], "assumptions": []})  # fmt: skip
+                     "tables_used": ["orders"], "assumptions": []})  # fmt: skip
 
 
 class _ChatServer(ThreadingHTTPServer):
@@ -77,11 +77,11 @@ def test_generate_uses_the_llm_and_a_focus_asks_for_retrieval(with_llm: Server, 
     assert plain.status_code == 200, plain.text
     body = plain.json()
     assert body["query"] == "SELECT COUNT(*) FROM orders" and body["validation"]["valid"] is True
-    assert body["retrievalMetadata"]["strategy"] == "full"  # two tables: the whole schema fits
+    assert body["retrieval_metadata"]["strategy"] == "full"  # two tables: the whole schema fits
     focused = httpx.post(
         url, json={"database": "shop", "question": "how many orders?", "focus": "compact"}, timeout=60
     )
-    meta = focused.json()["retrievalMetadata"]
+    meta = focused.json()["retrieval_metadata"]
     assert focused.status_code == 200 and meta["strategy"] == "rag" and meta["focus"] == "compact"
     assert len(chat.prompts) == 2 and "CREATE TABLE orders" in chat.prompts[0]
     assert "orders" in chat.prompts[1]  # the compact focused schema still names the table
