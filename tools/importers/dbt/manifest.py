@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,14 +169,22 @@ def read_manifest(manifest: Path, catalog: Path | None, warnings: list[str]) -> 
         rel.layer = layer_of(rel.kind, rel.fqn, rel.tags, rel.access, rel.node)
         relations[uid] = rel
         parts[uid] = relation_parts(node)
-    databases = {p[0].lower() for p in parts.values() if len(p) == 3}
+    # the target database: where most built nodes live. Relations there are named schema.table
+    # (as project mode names them); one in another database keeps it, or it would not resolve.
+    built = Counter(p[0].lower() for u, p in parts.items() if len(p) == 3 and relations[u].kind != "source")
+    target_db = built.most_common(1)[0][0] if built else ""
     for uid, rel in relations.items():
-        # naming contract: schema.table, and the catalog too only when the project spans several
-        rel.name = ".".join(parts[uid][-2:] if len(databases) <= 1 else parts[uid]) or rel.node
+        same = len(parts[uid]) == 3 and parts[uid][0].lower() == target_db
+        rel.name = ".".join(parts[uid][1:] if same else parts[uid]) or rel.node
         ups = (nodes[uid].get("depends_on") or {}).get("nodes") or []
         rel.upstream = [relations[u].node for u in ups if u in relations]
     _apply_tests(nodes, relations, warnings)
-    if catalog is not None:
+    if catalog is None:
+        warnings.append(
+            f"{manifest}: no --catalog: only columns listed in the ymls are known and models without "
+            "any are skipped; run `dbt docs generate` and pass --catalog target/catalog.json"
+        )
+    else:
         cat = _load(catalog, "catalog.json")
         for uid, entry in {**(cat.get("nodes") or {}), **(cat.get("sources") or {})}.items():
             if uid in relations and isinstance(entry, dict):
