@@ -26,11 +26,22 @@ from typing import TYPE_CHECKING
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.schema import Column, Database, Table, check_type_text
+from schemarag.runtime.type_text import compact_type, is_nested_type
 
 if TYPE_CHECKING:
     from schemarag.runtime.search.results import RetrievalResult, TableRanking
 
 DESCRIPTION_CHARS = 120
+# A type longer than this is shown by its outer constructor (``ARRAY<STRUCT<...>>``); a nested
+# type whose fields the schema lists as columns of their own (``device.os``) always is.
+COMPACT_TYPE_CHARS = 400
+_KEYWORDS = {"view": "VIEW", "materialized_view": "MATERIALIZED VIEW"}
+
+
+def ddl_keyword(kind: str | None) -> str:
+    """What the statement creates: ``VIEW`` and ``MATERIALIZED VIEW`` say the relation is read-only
+    (queried like a table); tables and external tables are ``TABLE``."""
+    return _KEYWORDS.get(kind or "", "TABLE")
 
 
 @dataclass(frozen=True)
@@ -45,11 +56,14 @@ class TableDDL:
     key_columns: tuple[str, ...]  # PK, FK and FK-referenced columns: never pruned
     pk_sql: str
     fk_sql: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (column, constraint sql)
+    keyword: str = "TABLE"  # CREATE <keyword>: TABLE, VIEW or MATERIALIZED VIEW (:func:`ddl_keyword`)
 
 
 def _data_type(type_text: str, dialect: str):
     from sqlglot import exp
 
+    if "..." in type_text:  # a compacted nested type (``STRUCT<...>``): sqlglot would drop the "..."
+        return exp.DataType(this=exp.DataType.Type.USERDEFINED, kind=check_type_text(type_text))
     try:
         return exp.DataType.build(type_text or "TEXT", dialect=dialect)
     except Exception:  # an exotic or vendor type: keep it verbatim as a user-defined type,
@@ -86,10 +100,23 @@ def _ident_sql(name: str, dialect: str) -> str:
     return _ident(name, dialect).sql(dialect=dialect)
 
 
-def column_sql(col: Column, dialect: str) -> str:
+def column_sql(col: Column, dialect: str, compact: bool = False) -> str:
     """One column's DDL line (``"order" INT NOT NULL``), exactly as sqlglot renders the whole
-    ``ColumnDef`` (tested against it), from cached pieces."""
-    return _ident_sql(col.name, dialect) + _column_tail(col.type or "TEXT", col.nullable, dialect)
+    ``ColumnDef`` (tested against it), from cached pieces. ``compact``: the type by its outer
+    constructor only (``STRUCT<...>``)."""
+    type_text = compact_type(col.type) if compact else col.type
+    return _ident_sql(col.name, dialect) + _column_tail(type_text or "TEXT", col.nullable, dialect)
+
+
+def _compact_columns(table: Table) -> set[str]:
+    """Columns whose type is shown compactly: nested types whose fields are columns of their own
+    (BigQuery ``field_path`` rows: ``device`` beside ``device.os``), and any type that is long."""
+    parents = {c.name.lower().rsplit(".", 1)[0] for c in table.columns if "." in c.name}
+    return {
+        c.name
+        for c in table.columns
+        if len(c.type) > COMPACT_TYPE_CHARS or (c.name.lower() in parents and is_nested_type(c.type))
+    }
 
 
 def _restates(description: str, name: str) -> bool:
@@ -164,8 +191,9 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
     from sqlglot import exp
 
     col_sql, comments = [], []
+    compact = _compact_columns(table)
     for col in table.columns:
-        col_sql.append(column_sql(col, dialect))
+        col_sql.append(column_sql(col, dialect, compact=col.name in compact))
         comments.append("" if _restates(col.description, col.name) else _one_line(col.description))
     pk = table.primary_key
     pk_sql = exp.PrimaryKey(expressions=[_ident(c, dialect) for c in pk]).sql(dialect=dialect) if pk else ""
@@ -193,6 +221,7 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
         key_columns=keys,
         pk_sql=pk_sql,
         fk_sql=tuple(fks),
+        keyword=ddl_keyword(table.kind),
     )
 
 
@@ -263,7 +292,7 @@ def assemble(
         lines.append(f"  {sql}{sep}" + (f" -- {comment}" if comment else ""))
     if compact:
         lines.append("  -- also: " + ", ".join(name_sql(ddl, c) for c in compact))
-    return f"CREATE TABLE {ddl.name_sql} (\n" + "\n".join(lines) + "\n);"
+    return f"CREATE {ddl.keyword} {ddl.name_sql} (\n" + "\n".join(lines) + "\n);"
 
 
 def format_tables(
@@ -317,10 +346,11 @@ def _table_text(
     if level >= 2:
         keep = {c.lower() for c in (cols or piece.columns)} | {c.lower() for c in piece.key_columns}
         names = [name_sql(piece, c) for c in piece.columns if c.lower() in keep]
+        what = piece.keyword.lower()
         if level == 2:
-            return f"-- table {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
+            return f"-- {what} {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
         more = f" (+{len(rest)} more columns)" if rest else ""
-        return f"-- table {piece.name_sql}: " + ", ".join(names) + more
+        return f"-- {what} {piece.name_sql}: " + ", ".join(names) + more
     fks = None
     if columns is not None:  # focused: a FOREIGN KEY line to a table not shown is dead weight
         fks = {c.name.lower() for c in t.columns if c.foreign_key and c.foreign_key.table.lower() in shown}

@@ -10,7 +10,15 @@ import re
 
 from schemarag.runtime.errors import InvalidNameError
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+# Folders the artifact store keeps beside the databases (``<artifacts>/_tenants``, ``_cache``).
+# Warehouses accept names starting with ``_`` (Snowflake ``_1000_GENOMES``), so only these are refused.
+RESERVED_NAMES = frozenset({"_tenants", "_cache"})
+
+
+def is_reserved(folder_name: str) -> bool:
+    """True for a folder beside the databases that is not one: the reserved names and hidden files."""
+    return folder_name.lower() in RESERVED_NAMES or folder_name.startswith(".")
 
 
 def check_name(value: str, what: str = "name") -> str:
@@ -18,6 +26,8 @@ def check_name(value: str, what: str = "name") -> str:
 
     >>> check_name("ecommerce", "database")
     'ecommerce'
+    >>> check_name("_1000_GENOMES", "database")
+    '_1000_GENOMES'
     >>> check_name("../etc", "database")
     Traceback (most recent call last):
     ...
@@ -33,6 +43,11 @@ def check_name(value: str, what: str = "name") -> str:
     if not _SAFE_NAME.match(value):
         raise InvalidNameError(
             f"invalid {what} {value!r}: use 1-128 letters, digits, '_', '-' or '.', "
-            "starting with a letter or digit"
+            "starting with a letter, digit or '_'"
+        )
+    if value.lower() in RESERVED_NAMES:
+        raise InvalidNameError(
+            f"invalid {what} {value!r}: {', '.join(sorted(RESERVED_NAMES))} are reserved for the "
+            "artifact store; choose another name"
         )
     return value

@@ -5,8 +5,8 @@ Layout (see README "Artifacts"):
 - inputs: ``<data>/<db>.json`` and ``<data>/<db>/docs/*.md``
 - artifacts: ``<artifacts>/<db>/<key>/`` and ``<artifacts>/<db>/CURRENT``; a tenant's live
   datasources under ``<artifacts>/_tenants/<tenant>/<db>/``. Names must pass
-  :func:`schemarag.runtime.names.check_name`, and no valid name starts with ``_``, so the reserved
-  ``_tenants`` and ``_cache`` folders never collide with a database.
+  :func:`schemarag.runtime.names.check_name`, which refuses the reserved ``_tenants`` and
+  ``_cache`` (a warehouse name such as ``_1000_GENOMES`` is fine), so they never collide with a database.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from schemarag.runtime.config import runtime_settings
-from schemarag.runtime.names import check_name
+from schemarag.runtime.names import check_name, is_reserved
 
 DEFAULT_DATA = "data/schemas"
 DEFAULT_ARTIFACTS = "artifacts"
@@ -84,9 +84,7 @@ def _published(folder: Path) -> list[str]:
     """Database folders under ``folder`` that hold a ``CURRENT`` pointer (reserved names skipped)."""
     if not folder.is_dir():
         return []
-    return sorted(
-        p.name for p in folder.iterdir() if not p.name.startswith("_") and (p / "CURRENT").is_file()
-    )
+    return sorted(p.name for p in folder.iterdir() if not is_reserved(p.name) and (p / "CURRENT").is_file())
 
 
 def published_databases(artifacts: Path, tenant: str | None = None) -> list[str]:

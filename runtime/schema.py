@@ -123,6 +123,11 @@ class Table(BaseModel):
     description: str = ""
     columns: list[Column] = Field(min_length=1)
     row_count: int | None = None
+    # What the warehouse says the relation is (``table_type``): a view is queried like a table but
+    # cannot be written to, and the DDL says ``CREATE VIEW``. Left out of dumps when unset.
+    kind: Literal["table", "view", "materialized_view", "external"] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
     # The source database of this table when the datasource pools several (a union): routing
     # reads membership from here, never from a naming convention. Left out of dumps when unset.
     database: str | None = Field(default=None, exclude_if=lambda v: v is None)

@@ -23,7 +23,7 @@ from schemarag.runtime.artifact.format import CURRENT, LANCE_DIR, MANIFEST, NPY_
 from schemarag.runtime.artifact.manifest import Manifest, check_identity, read_manifest, read_pointer
 from schemarag.runtime.artifact.naming import join_like
 from schemarag.runtime.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
-from schemarag.runtime.formatting import TableDDL, assemble
+from schemarag.runtime.formatting import TableDDL, assemble, ddl_keyword
 from schemarag.runtime.schema import Database, parse_schema
 from schemarag.runtime.search.text_tokens import TOKENIZER_CONFIG
 
@@ -141,6 +141,7 @@ class IndexArtifact:
         schema = parse_schema(json.loads((folder / "schema.json").read_bytes()), folder / "schema.json")
         terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
         tables = read_rows(folder / "tables.parquet")
+        kinds = {t.name: t.kind for t in schema.tables}
         ddl = {
             t["name"]: TableDDL(
                 name=t["name"],
@@ -151,6 +152,7 @@ class IndexArtifact:
                 key_columns=tuple(t["key_columns"]),
                 pk_sql=t["pk_sql"],
                 fk_sql=tuple(zip(t["fk_columns"], t["fk_sql"], strict=True)),
+                keyword=ddl_keyword(kinds.get(t["name"])),
             )
             for t in tables
         }

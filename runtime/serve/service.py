@@ -23,6 +23,7 @@ from typing import Any
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.artifact.format import CURRENT
 from schemarag.runtime.errors import ConfigError, InvalidNameError, SchemaragError
+from schemarag.runtime.names import is_reserved
 from schemarag.runtime.paths import database_artifacts
 from schemarag.runtime.search.embedding import Embedder, ModelSpec
 from schemarag.runtime.search.lru import LRU
@@ -84,9 +85,7 @@ class SchemaService:
         root = self._root(principal)
         if not root.is_dir():
             return []
-        return sorted(
-            p.name for p in root.iterdir() if not p.name.startswith(("_", ".")) and (p / CURRENT).is_file()
-        )
+        return sorted(p.name for p in root.iterdir() if not is_reserved(p.name) and (p / CURRENT).is_file())
 
     def retriever(self, principal: Principal, db: str) -> Retriever:
         """The retriever for ``db`` in the caller's namespace, or DatabaseNotFoundError.

@@ -167,7 +167,9 @@ def test_load_schema_file_errors(tmp_path: Path) -> None:
     assert "$.tables[1](orders).columns[2](user_id).foreign_key" in str(info.value)
 
 
-@pytest.mark.parametrize("bad", ["../etc", "a/b", "x\x00y", "..", "", "a\\b", "-lead"])
+@pytest.mark.parametrize(
+    "bad", ["../etc", "a/b", "x\x00y", "..", "", "a\\b", "-lead", ".hidden", "_tenants", "_CACHE", "a\nb", "a\tb"]
+)
 def test_check_name_rejects_unsafe_names(bad: str) -> None:
     with pytest.raises(InvalidNameError):
         check_name(bad, "database")
@@ -176,6 +178,9 @@ def test_check_name_rejects_unsafe_names(bad: str) -> None:
 def test_check_name_accepts_plain_names() -> None:
     assert check_name("ecommerce", "database") == "ecommerce"
     assert check_name("b2b_saas.v2-x", "database") == "b2b_saas.v2-x"
+    # names a warehouse accepts: Snowflake's _1000_GENOMES database, BigQuery's project-ids
+    assert check_name("_1000_GENOMES", "database") == "_1000_GENOMES"
+    assert check_name("bigquery-public-data", "database") == "bigquery-public-data"
 
 
 def test_column_lookup_any_case_and_after_the_columns_change() -> None:
@@ -186,3 +191,12 @@ def test_column_lookup_any_case_and_after_the_columns_change() -> None:
     assert copy.column("email") is None and copy.column("ID").name == "Id"
     assert table == Table.model_validate(table.model_dump())  # the map is not part of the model
     assert "_columns_by_name" not in table.model_dump()
+
+
+def test_underscore_databases_are_listed_and_reserved_folders_are_not(tmp_path) -> None:
+    from schemarag.runtime.paths import published_databases
+
+    for name in ("_1000_GENOMES", "shop", "_tenants", "_cache", ".tmp"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "CURRENT").write_text("k")
+    assert published_databases(tmp_path) == ["_1000_GENOMES", "shop"]

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.names import is_reserved
 from schemarag.runtime.search.embedding import Embedder, ModelSpec, resolve_spec
 from schemarag.runtime.search.model_catalog import MODELS, known_model
 
@@ -94,7 +95,7 @@ def _chunk_texts(artifacts: str, limit: int) -> list[str]:
     from schemarag.runtime.artifact.reader import current_key
 
     texts: list[str] = []
-    for root in sorted(p for p in Path(artifacts).iterdir() if not p.name.startswith(("_", "."))):
+    for root in sorted(p for p in Path(artifacts).iterdir() if not is_reserved(p.name)):
         key = current_key(root) if root.is_dir() else None
         if key:
             cols = read_columns(root / key / "chunks.parquet")

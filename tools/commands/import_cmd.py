@@ -216,7 +216,12 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"imported {len(report.databases)} datasource(s) into {out}: {report.tables} tables, "
         f"{report.columns} columns, {report.foreign_keys} foreign keys, {report.files} files, "
-        f"{len(report.warnings)} warning(s) in {elapsed:.1f}s",
+        f"{len(report.warnings)} warning(s) in {elapsed:.1f}s"
+        + (
+            f" ({report.raw_tables} raw tables before shard families)"
+            if report.raw_tables > report.tables
+            else ""
+        ),
         file=sys.stderr,
     )
     summary = getattr(report, "summary", None)  # dbt: what was built, left out, per layer

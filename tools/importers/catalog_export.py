@@ -1,15 +1,26 @@
-"""``schemarag import catalog``: INFORMATION_SCHEMA exports (CSV or Parquet) -> schema JSON + docs.
+"""``schemarag import catalog``: a warehouse's catalog export -> schema JSON + docs.
 
-Files are read in record batches with pyarrow (``pyarrow.csv.open_csv`` / ``ParquetFile.iter_batches``),
-so memory follows the size of the schema kept, not of the export. Headers are matched
-case-insensitively, extra columns are ignored and common aliases accepted (``comment``,
-``description``, ``remarks``; ``field_path`` for BigQuery's ``COLUMN_FIELD_PATHS``, which names
-nested record fields as dotted paths). Names are schema-qualified (``sales.orders``) when the
-export spans more than one schema; sharded families collapse into one table (:mod:`.shards`).
+The export is what the warehouse's own catalog query writes (``docs/importing.md`` has the
+query per warehouse): ``INFORMATION_SCHEMA.COLUMNS`` (or BigQuery's ``COLUMN_FIELD_PATHS``),
+optionally ``TABLES`` and a key-column export, each a file, a folder of unload parts or a glob
+(:mod:`.export_parts`), CSV or Parquet, plain or compressed (:mod:`.export_reader`), with the
+headers each warehouse uses (:mod:`.catalog_headers`).
+
+Relations are named as the warehouse executes them, keeping what the export says: bare
+``table`` for a single-schema export, ``schema.table`` across schemas, ``catalog.schema.table``
+when the export spans several catalogs (Databricks' ``system.information_schema``, BigQuery
+projects, Snowflake databases). Views are kept and marked (``kind``), row counts kept where
+exported, sharded families collapse into one table (:mod:`.shards`).
+
+A database is never dropped for one odd value: a column type past
+:data:`~schemarag.runtime.schema.MAX_TYPE_CHARS` is shortened to its outer constructor
+(``ARRAY<STRUCT<...>>``), a type that could break out of its DDL line becomes ``TEXT``, a
+duplicate column or a table whose name differs from another only by case is skipped; each with
+one warning naming the table and column.
 
 Example (``docs/importing.md`` has the query per warehouse):
-    schemarag import catalog --columns columns.csv --tables tables.csv \\
-        --foreign-keys fks.csv --database warehouse --out data/schemas
+    schemarag import catalog --columns 'exports/columns/*.csv.gz' --tables tables.csv \\
+        --database warehouse --dialect snowflake --out data/schemas
 """
 
 from __future__ import annotations
@@ -19,41 +30,34 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
-
 from schemarag.runtime.errors import ImportFormatError
 from schemarag.runtime.names import check_name
 from schemarag.runtime.schema import Column, Database, ForeignKey, Table
-from schemarag.tools.importers.export_parts import export_parts, file_format
+from schemarag.tools.importers.catalog_headers import (
+    COLUMN_HEADERS,
+    KEY_HEADERS,
+    PLACEHOLDER_CATALOGS,
+    SYSTEM_SCHEMAS,
+    TABLE_HEADERS,
+    full_type,
+    option_text,
+    row_count,
+    table_kind,
+)
+from schemarag.tools.importers.column_types import safe_type
+from schemarag.tools.importers.export_parts import export_parts
+from schemarag.tools.importers.export_reader import Batch, read_batches
 from schemarag.tools.importers.shards import find_families
 from schemarag.tools.importers.writer import ImportReport, write_database
 
 log = logging.getLogger(__name__)
 
-BATCH_ROWS = 65_536
-_SYSTEM_SCHEMAS = {"information_schema", "pg_catalog", "pg_toast", "sys", "mysql", "performance_schema"}
-ALIASES: dict[str, tuple[str, ...]] = {
-    "table_schema": ("table_schema", "schema_name", "schema", "dataset", "table_dataset"),
-    "table_name": ("table_name", "table"),
-    "column_name": ("field_path", "column_name", "column"),  # field_path first: nested BigQuery fields
-    "ordinal_position": ("ordinal_position", "position", "column_id"),
-    "data_type": ("data_type", "type", "column_type", "type_name"),
-    "is_nullable": ("is_nullable", "nullable"),
-    "column_comment": ("column_comment", "comment", "description", "remarks", "column_description"),
-    "table_comment": ("table_comment", "comment", "description", "remarks", "table_description"),
-    "table_type": ("table_type",),
-    "row_count": ("row_count", "rows", "table_rows", "num_rows"),
-    "referenced_table_schema": ("referenced_table_schema", "foreign_table_schema", "ref_table_schema"),
-    "referenced_table_name": ("referenced_table_name", "foreign_table_name", "ref_table_name"),
-    "referenced_column_name": ("referenced_column_name", "foreign_column_name", "ref_column_name"),
-    "constraint_type": ("constraint_type",),
-}
+Key = tuple[str, str, str]  # (catalog, schema, table) exactly as exported
 
 
 @dataclass
 class _Table:
-    schema: str
-    name: str
+    key: Key
     columns: dict[str, Column] = field(default_factory=dict)
     order: dict[str, float] = field(default_factory=dict)
     comment: str = ""
@@ -61,213 +65,167 @@ class _Table:
     row_count: int | None = None
 
 
-_MAGIC_CODECS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
+def _rows(paths: list[Path], headers: dict[str, tuple[str, ...]], required: tuple[str, ...]) -> Iterator:
+    """``(where, {canonical: value})`` per row of every part; ``where`` is ``file: row N``."""
+    for path, start, cols in read_batches(paths, headers):
+        _require(path, cols, required, headers)
+        names = list(cols)
+        for i, values in enumerate(zip(*(cols[n] for n in names), strict=True)):
+            yield f"{path}: row {start + i}", {n: _text(n, v) for n, v in zip(names, values, strict=True)}
 
 
-def _codec(path: Path) -> str | None:
-    """The compression of ``path`` from its first bytes (an unload named ``000000000000`` or
-    ``columns.csv`` that is really gzip still reads), else from its extension."""
-    with path.open("rb") as fh:
-        head = fh.read(4)
-    for magic, codec in _MAGIC_CODECS:
-        if head.startswith(magic):
-            return codec
-    fmt = file_format(path.name)
-    return None if head.startswith(b"PAR1") or fmt is None else fmt[1]
+# Names are kept exactly as exported: BigQuery holds both ``accident_2015`` and `` accident_2015``
+# (a leading space) in one dataset, and stripping would merge two real tables into one.
+_VERBATIM = frozenset(
+    {
+        "table_catalog",
+        "table_schema",
+        "table_name",
+        "column_name",
+        "referenced_table_catalog",
+        "referenced_table_schema",
+        "referenced_table_name",
+        "referenced_column_name",
+    }
+)
 
 
-def _open_batches(path: Path, header: list[str] | None) -> tuple[list[str], Iterator[pa.RecordBatch]]:
-    """``(column names, record batches)`` of one part. ``header``: the first part's names, used
-    when this part has no header row of its own (an unload with ``HEADER = FALSE`` on later parts)."""
-    codec = _codec(path)
-    fmt = file_format(path.name)
-    if (fmt is not None and fmt[0] in (".parquet", ".pq")) or (codec is None and _is_parquet(path)):
-        import pyarrow.parquet as pq
-
-        source = pa.BufferReader(pa.input_stream(str(path), compression=codec).read()) if codec else path
-        reader = pq.ParquetFile(source)
-        return reader.schema_arrow.names, reader.iter_batches(batch_size=BATCH_ROWS)
-    import csv
-    import io
-
-    import pyarrow.csv as pacsv
-
-    delimiter = "\t" if fmt is not None and fmt[0] == ".tsv" else ","
-    with pa.input_stream(str(path), compression=codec) as raw:
-        first = next(
-            csv.reader(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""), delimiter=delimiter), []
-        )
-    if not first:
-        raise ImportFormatError(f"{path}: empty file; expected a header row")
-    names = first
-    if header is not None and len(first) == len(header) and not _known_headers(first):
-        names = header  # a headerless part: its first row is data
-    read = pacsv.ReadOptions(block_size=1 << 22, column_names=names, skip_rows=0 if names is header else 1)
-    stream = pacsv.open_csv(
-        pa.input_stream(str(path), compression=codec),
-        read_options=read,
-        parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
-        convert_options=pacsv.ConvertOptions(
-            column_types={n: pa.string() for n in names}, strings_can_be_null=True
-        ),
-    )
-    return names, iter(stream)
+def _text(name: str, value: str | None) -> str:
+    if value is None or not value.strip():
+        return ""
+    return value if name in _VERBATIM else value.strip()
 
 
-def _is_parquet(path: Path) -> bool:
-    with path.open("rb") as fh:
-        return fh.read(4) == b"PAR1"
-
-
-def _known_headers(names: list[str]) -> bool:
-    """True when a row looks like a header: one of its cells is a header we know."""
-    known = {a for aliases in ALIASES.values() for a in aliases}
-    return any(n.strip().lower() in known for n in names)
-
-
-def _batches(
-    paths: list[Path], wanted: tuple[str, ...]
-) -> Iterator[tuple[Path, int, dict[str, list[str | None]]]]:
-    """``(part, line of the batch's first row, {canonical header: values})`` per record batch of every part
-    (CSV or Parquet, plain or compressed), parts in the order given: an unload split in parts
-    reads as one table."""
-    header: list[str] | None = None
-    for path in paths:
-        if not path.is_file():
-            raise ImportFormatError(f"{path}: file not found; check the path")
-        try:
-            names, batches = _open_batches(path, header)
-        except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
-            raise ImportFormatError(f"{path}: cannot read as CSV or Parquet: {exc}") from None
-        header = header or names
-        lower = {n.strip().lower(): n for n in names}
-        mapping: dict[str, str] = {}
-        for canon in wanted:
-            hit = next((lower[a] for a in ALIASES[canon] if a in lower), None)
-            if hit is not None:
-                mapping[canon] = hit
-        line = 1 if names is header and path != paths[0] else 2  # the line of the first data row
-        try:
-            for batch in batches:
-                cols = {
-                    canon: batch.column(src).cast(pa.string()).to_pylist() for canon, src in mapping.items()
-                }
-                yield path, line, cols
-                line += batch.num_rows
-        except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
-            raise ImportFormatError(f"{path}: bad row after line {line}: {exc}") from None
-
-
-def _require(path: Path, cols: dict[str, list], needed: tuple[str, ...]) -> None:
+def _require(path: Path, cols: Batch, needed: tuple[str, ...], headers: dict[str, tuple[str, ...]]) -> None:
     missing = [n for n in needed if n not in cols]
     if missing:
         raise ImportFormatError(
             f"{path}: missing column(s) {', '.join(missing)} (accepted headers: "
-            + "; ".join(f"{n}: {'/'.join(ALIASES[n])}" for n in missing)
-            + ")"
+            + "; ".join(f"{n}: {'/'.join(headers[n])}" for n in missing)
+            + "); export with a header row (Snowflake: HEADER = TRUE; BigQuery EXPORT DATA: header = true)"
         )
 
 
-def _value(cols: dict[str, list], key: str, i: int) -> str:
-    values = cols.get(key)
-    value = values[i] if values is not None else None
-    return "" if value is None else str(value).strip()
-
-
-def _read_columns(paths: list[Path], tables: dict[tuple[str, str], _Table], warnings: list[str]) -> None:
-    wanted = (
-        "table_schema",
-        "table_name",
-        "column_name",
-        "ordinal_position",
-        "data_type",
-        "is_nullable",
-        "column_comment",
+def _key(row: dict[str, str]) -> Key:
+    catalog = row.get("table_catalog", "")
+    return (
+        "" if catalog.lower() in PLACEHOLDER_CATALOGS else catalog,
+        row.get("table_schema", ""),
+        row["table_name"],
     )
-    for path, start, cols in _batches(paths, wanted):
-        _require(path, cols, ("table_name", "column_name"))
-        for i in range(len(cols["table_name"])):
-            schema, table, column = (
-                _value(cols, k, i) for k in ("table_schema", "table_name", "column_name")
-            )
-            if not table or not column:
-                warnings.append(f"{path}: row {start + i}: empty table or column name; row skipped")
-                continue
-            if schema.lower() in _SYSTEM_SCHEMAS:
-                continue
-            t = tables.setdefault((schema, table), _Table(schema, table))
-            if column.lower() in t.columns:
-                warnings.append(f"{path}: row {start + i}: {table}.{column} listed twice; first kept")
-                continue
-            pos = _value(cols, "ordinal_position", i)
-            t.order[column.lower()] = float(pos) if pos.replace(".", "", 1).isdigit() else len(t.order) + 1e6
-            t.columns[column.lower()] = Column(
-                name=column,
-                type=_value(cols, "data_type", i) or "TEXT",
-                nullable=_value(cols, "is_nullable", i).upper() not in ("NO", "N", "FALSE", "0"),
-                description=_value(cols, "column_comment", i),
-            )
 
 
-def _read_tables(paths: list[Path], tables: dict[tuple[str, str], _Table], warnings: list[str]) -> None:
-    wanted = ("table_schema", "table_name", "table_comment", "table_type", "row_count")
-    for path, _start, cols in _batches(paths, wanted):
-        _require(path, cols, ("table_name",))
-        for i in range(len(cols["table_name"])):
-            key = (_value(cols, "table_schema", i), _value(cols, "table_name", i))
-            t = tables.get(key)
-            if t is None:  # a table with no column rows cannot be indexed; quietly not ours
+def _skipped(row: dict[str, str]) -> bool:
+    """System schemas describe the warehouse; ``DELETED`` rows (Snowflake ACCOUNT_USAGE) are gone."""
+    return row.get("table_schema", "").lower() in SYSTEM_SCHEMAS or bool(row.get("deleted"))
+
+
+def _read_columns(paths: list[Path], tables: dict[Key, _Table], warnings: list[str]) -> int:
+    """Columns into ``tables``; returns the number of raw relations seen."""
+    for where, row in _rows(paths, COLUMN_HEADERS, ("table_name", "column_name")):
+        if not row["table_name"] or not row["column_name"]:
+            warnings.append(f"{where}: empty table or column name; row skipped")
+            continue
+        if _skipped(row):
+            continue
+        key = _key(row)
+        t = tables.setdefault(key, _Table(key))
+        column = row["column_name"]
+        label = f"{'.'.join(filter(None, key))}.{column}"
+        if column.lower() in t.columns:
+            warnings.append(f"{where}: column {label} listed twice (names differ only by case?); first kept")
+            continue
+        pos = row.get("ordinal_position", "")
+        t.order[column.lower()] = float(pos) if pos.replace(".", "", 1).isdigit() else len(t.order) + 1e6
+        t.columns[column.lower()] = Column(
+            name=column,
+            type=safe_type(full_type(row) or "TEXT", label, warnings),
+            nullable=row.get("is_nullable", "").upper() not in ("NO", "N", "FALSE", "0"),
+            primary_key=row.get("column_key", "").upper() == "PRI",
+            description=row.get("column_comment", ""),
+        )
+    return len(tables)
+
+
+def _match(tables: dict[Key, _Table], row: dict[str, str]) -> list[_Table]:
+    """The tables a TABLES row describes: exact key, or every catalog when the row has none."""
+    key = _key(row)
+    if key in tables:
+        return [tables[key]]
+    if key[0]:
+        return []
+    return [t for k, t in tables.items() if k[1:] == key[1:]]
+
+
+def _read_tables(paths: list[Path], tables: dict[Key, _Table]) -> None:
+    for _where, row in _rows(paths, TABLE_HEADERS, ("table_name",)):
+        if _skipped(row):
+            continue
+        option = row.get("option_name", "").lower()
+        for t in _match(tables, row):  # a relation with no column rows cannot be indexed: not ours
+            if option:  # BigQuery TABLE_OPTIONS: one row per option
+                if option == "description":
+                    t.comment = option_text(row.get("option_value", "")) or t.comment
                 continue
-            t.comment = _value(cols, "table_comment", i) or t.comment
-            t.kind = _value(cols, "table_type", i)
-            rows = _value(cols, "row_count", i)
-            t.row_count = int(float(rows)) if rows.replace(".", "", 1).isdigit() else None
+            t.comment = row.get("table_comment", "") or t.comment
+            t.kind = table_kind(row["table_type"]) if row.get("table_type") else t.kind
+            t.row_count = row_count(row.get("row_count", "")) if row.get("row_count") else t.row_count
 
 
 def _read_keys(
-    paths: list[Path], tables: dict[tuple[str, str], _Table], warnings: list[str]
-) -> list[tuple[tuple[str, str], str, tuple[str, str], str]]:
-    wanted = (
-        "table_schema",
-        "table_name",
-        "column_name",
-        "referenced_table_schema",
-        "referenced_table_name",
-        "referenced_column_name",
-        "constraint_type",
-    )
+    paths: list[Path], tables: dict[Key, _Table], warnings: list[str]
+) -> list[tuple[Key, str, Key, str]]:
     out = []
-    for path, start, cols in _batches(paths, wanted):
-        _require(path, cols, ("table_name", "column_name"))
-        for i in range(len(cols["table_name"])):
-            src = (_value(cols, "table_schema", i), _value(cols, "table_name", i))
-            column = _value(cols, "column_name", i)
-            ref_table = _value(cols, "referenced_table_name", i)
-            where = f"{path}: row {start + i}"
-            t = tables.get(src)
-            if t is None or column.lower() not in t.columns:
-                warnings.append(
-                    f"{where}: {'.'.join(filter(None, src))}.{column} is not in --columns; skipped"
-                )
-                continue
-            if not ref_table:
-                if "PRIMARY" in _value(cols, "constraint_type", i).upper():
-                    t.columns[column.lower()].primary_key = True
-                continue
-            ref = (_value(cols, "referenced_table_schema", i) or src[0], ref_table)
-            out.append((src, column, ref, _value(cols, "referenced_column_name", i) or column))
+    for where, row in _rows(paths, KEY_HEADERS, ("table_name", "column_name")):
+        column = row["column_name"]
+        found = _match(tables, row)
+        t = found[0] if len(found) == 1 else None
+        if t is None or column.lower() not in t.columns:
+            warnings.append(
+                f"{where}: {'.'.join(filter(None, _key(row)))}.{column} is not in --columns; skipped"
+            )
+            continue
+        ref_table = row.get("referenced_table_name", "")
+        if not ref_table:
+            if "PRIMARY" in row.get("constraint_type", "").upper():
+                t.columns[column.lower()].primary_key = True
+            continue
+        ref = (
+            row.get("referenced_table_catalog") or t.key[0],
+            row.get("referenced_table_schema") or t.key[1],
+            ref_table,
+        )
+        out.append((t.key, column, ref, row.get("referenced_column_name") or column))
     return out
 
 
-def _collapse(tables: dict[tuple[str, str], _Table], names: dict[tuple[str, str], str], dialect: str):
+def relation_names(keys: list[Key]) -> dict[Key, str]:
+    """The name a warehouse executes for each relation: ``catalog.schema.table`` when the export
+    spans several catalogs, ``schema.table`` across schemas, else the bare table name.
+
+    >>> relation_names([("p1", "ds", "a"), ("p2", "ds", "a")])[("p2", "ds", "a")]
+    'p2.ds.a'
+    >>> relation_names([("db", "sales", "a"), ("db", "web", "b")])[("db", "web", "b")]
+    'web.b'
+    >>> relation_names([("db", "main", "a")])[("db", "main", "a")]
+    'a'
+    """
+    catalogs = {k[0] for k in keys}
+    schemas = {k[:2] for k in keys}
+    parts = 3 if len(catalogs) > 1 else 2 if len(schemas) > 1 else 1
+    return {k: ".".join(p for p in k[3 - parts :] if p) or k[2] for k in keys}
+
+
+def _collapse(tables: dict[Key, _Table], names: dict[Key, str], dialect: str) -> dict[Key, Key]:
     """Merge sharded families; returns ``{member key: family key}`` for retargeting keys."""
     signatures = {names[k]: tuple(sorted(t.columns)) for k, t in tables.items()}
     by_name = {names[k]: k for k in tables}
-    moved: dict[tuple[str, str], tuple[str, str]] = {}
+    moved: dict[Key, Key] = {}
     for fam in find_families(signatures):
         keys = [by_name[m] for m in fam.members]
         newest = tables[keys[-1]]
-        family = _Table(newest.schema, fam.name.rpartition(".")[2], kind="sharded")
+        fkey = (*newest.key[:2], fam.name.rpartition(".")[2])
+        family = _Table(fkey, kind=newest.kind)
         for key in reversed(keys):  # newest shard's column order first, older-only columns after
             for lname, col in tables[key].columns.items():
                 if lname not in family.columns:
@@ -275,13 +233,27 @@ def _collapse(tables: dict[tuple[str, str], _Table], names: dict[tuple[str, str]
                     family.order[lname] = tables[key].order[lname] + (0 if key == keys[-1] else 1e7)
         comment = next((tables[k].comment for k in reversed(keys) if tables[k].comment), "")
         family.comment = f"{comment} {fam.describe(dialect)}".strip()
-        fkey = (newest.schema, family.name)
+        counts = [tables[k].row_count for k in keys]
+        family.row_count = sum(c for c in counts if c is not None) if None not in counts else None
         for key in keys:
             del tables[key]
             moved[key] = fkey
         tables[fkey] = family
         names[fkey] = fam.name
     return moved
+
+
+def _one_per_name(tables: dict[Key, _Table], names: dict[Key, str], warnings: list[str]) -> None:
+    """Names that differ only by case (``"Orders"`` and ``ORDERS`` in Snowflake) cannot both be
+    indexed by a case-insensitive lookup: keep the first in name order, warn about the other."""
+    seen: dict[str, str] = {}
+    for key in sorted(tables, key=lambda k: names[k]):
+        low = names[key].lower()
+        if low in seen:
+            warnings.append(f"table {names[key]} differs from {seen[low]} only by case; skipped")
+            del tables[key]
+        else:
+            seen[low] = names[key]
 
 
 def _source_name(spec: str | Path, parts: list[Path]) -> str:
@@ -305,27 +277,27 @@ def import_catalog_export(
     (:func:`~schemarag.tools.importers.export_parts.export_parts`)."""
     check_name(database, "database")
     report = ImportReport()
-    found: dict[tuple[str, str], _Table] = {}
+    found: dict[Key, _Table] = {}
     column_parts = export_parts(str(columns), report.warnings, "--columns")
-    _read_columns(column_parts, found, report.warnings)
+    report.raw_tables = _read_columns(column_parts, found, report.warnings)
     if not found:
         raise ImportFormatError(f"{columns}: no columns outside system schemas; nothing to import")
     if tables is not None:
-        _read_tables(export_parts(str(tables), report.warnings, "--tables"), found, report.warnings)
-    keys = (
-        _read_keys(export_parts(str(foreign_keys), report.warnings, "--foreign-keys"), found, report.warnings)
-        if foreign_keys is not None
-        else []
-    )
-    qualify = len({s for s, _ in found}) > 1
-    names = {k: f"{k[0]}.{k[1]}" if qualify and k[0] else k[1] for k in found}
+        _read_tables(export_parts(str(tables), report.warnings, "--tables"), found)
+    keys = []
+    if foreign_keys is not None:
+        keys = _read_keys(
+            export_parts(str(foreign_keys), report.warnings, "--foreign-keys"), found, report.warnings
+        )
+    names = relation_names(list(found))
     moved = _collapse(found, names, dialect) if collapse_shards else {}
+    _one_per_name(found, names, report.warnings)
     for src, column, ref, ref_column in keys:
         src, ref = moved.get(src, src), moved.get(ref, ref)
         target = found.get(ref)
-        if target is None or ref_column.lower() not in target.columns:
+        if src not in found or target is None or ref_column.lower() not in target.columns:
             report.warnings.append(
-                f"{foreign_keys}: {names.get(src, src[1])}.{column} references "
+                f"{foreign_keys}: {names.get(src, src[2])}.{column} references "
                 f"{'.'.join(filter(None, ref))}.{ref_column}, which is not in --columns; key dropped"
             )
             continue
@@ -339,9 +311,10 @@ def import_catalog_export(
         tables=[
             Table(
                 name=names[k],
-                description=t.comment + (" (view)" if "VIEW" in t.kind.upper() else ""),
+                description=t.comment,
                 columns=[t.columns[c] for c in sorted(t.columns, key=lambda c: t.order[c])],
                 row_count=t.row_count,
+                kind=t.kind or None,
             )
             for k, t in sorted(found.items(), key=lambda kv: names[kv[0]].lower())
         ],

@@ -36,6 +36,7 @@ class ImportReport:
     foreign_keys: int = 0
     files: int = 0
     warnings: list[str] = field(default_factory=list)
+    raw_tables: int = 0  # relations in the export before shard families were collapsed (catalog)
 
     def add(self, db: Database) -> None:
         """Count one written database (every importer reports the same way)."""

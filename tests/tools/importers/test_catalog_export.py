@@ -76,7 +76,10 @@ def test_csv_export(tmp_path, export):
     assert orders.column("amount").type == "NUMBER(10,2)" and orders.column("amount").nullable
     assert orders.column("customer_id").description == "Who ordered"
     assert orders.primary_key == ["order_id"]
-    assert db.table("sales.customers").description == "Customers (view)"
+    assert (
+        db.table("sales.customers").description == "Customers" and db.table("sales.customers").kind == "view"
+    )
+    assert orders.kind == "table"
     assert sorted(db.foreign_keys()) == [
         ("sales.orders", "customer_id", "sales.customers", "id"),
         ("web.events_*", "customer_id", "sales.customers", "id"),  # retargeted from a shard
