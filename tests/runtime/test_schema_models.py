@@ -168,7 +168,8 @@ def test_load_schema_file_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["../etc", "a/b", "x\x00y", "..", "", "a\\b", "-lead", ".hidden", "_tenants", "_CACHE", "a\nb", "a\tb"]
+    "bad",
+    ["../etc", "a/b", "x\x00y", "..", "", "a\\b", "-lead", ".hidden", "_tenants", "_CACHE", "a\nb", "a\tb"],
 )
 def test_check_name_rejects_unsafe_names(bad: str) -> None:
     with pytest.raises(InvalidNameError):
