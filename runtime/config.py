@@ -51,6 +51,9 @@ class RuntimeSettings(BaseSettings):
     # the model a build embeds with (a model_catalog name or alias; default all-MiniLM-L6-v2);
     # the query side always loads the model each index's manifest names
     schemarag_embedding_model: str | None = None
+    # dbt layer prior: consumer_first (marts/reports before staging/sources), off, or
+    # layer=weight overrides (runtime.search.layer_prior)
+    schemarag_layer_prior: str = "consumer_first"
     doc_retrieval_top_k: int | None = Field(None, ge=1)
     doc_relevance_threshold: float | None = Field(None, ge=0.0, le=1.0)
     enable_doc_retrieval: bool = True

@@ -48,6 +48,7 @@ import numpy as np
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.paths import did_you_mean
+from schemarag.runtime.search.layer_prior import apply_layer_prior
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
@@ -239,7 +240,7 @@ def rank_tables_from_scores(
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
-    scores = table_scores(art, rel)
+    scores = apply_layer_prior(art, table_scores(art, rel))  # dbt: marts before staging/sources
     coverage = source_coverage(art, question or "", calibration) if route_coverage > 0 else None
     order, margin = route(art, scores, coverage, route_coverage, route_hedge)
     ranked = [names[i] for i in order.tolist()]

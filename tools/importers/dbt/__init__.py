@@ -48,6 +48,9 @@ class DbtImportReport(ImportReport):
     disabled: list[str] = field(default_factory=list)
     sources: int = 0
     layers: dict[str, int] = field(default_factory=dict)
+    # every enabled node: {"relation", "materialized", "kind", "layer"} (also ephemeral ones and
+    # nodes left out for lack of columns), what `dbt ls` would say about it
+    nodes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line for the CLI: models built, ephemeral/disabled left out, tables per layer."""
@@ -116,6 +119,10 @@ def import_dbt(
         report.disabled = resolved.disabled
         exposures, semantic, metrics = files.exposures, files.semantic_models, files.metrics
     report.ephemeral = sorted(r.node for r in relations if r.materialized == "ephemeral")
+    report.nodes = {
+        r.node: {"relation": r.name, "materialized": r.materialized, "kind": r.kind, "layer": r.layer}
+        for r in relations
+    }
     db_name = check_name(name or project_name, "database")
     resolve = _resolver(env)
     built = [r for r in relations if r.materialized != "ephemeral"]
