@@ -13,6 +13,7 @@ from schemarag.assets.lib.cache_shards import pull_shards
 from schemarag.assets.lib.chunking import ChunkSet
 from schemarag.assets.lib.embed_plan import plan_for, unique_missing
 from schemarag.assets.lib.embed_shards import database_schemas, groups_for
+from schemarag.assets.lib.embed_workers import embed_slices, session_pool, warm
 from schemarag.assets.lib.embedding_cache import EmbeddingCache, text_key
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
@@ -85,26 +86,28 @@ def embed_missing(
     on_batch: Callable[[int, int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """``{key: vector}`` of the texts at ``missing`` (first occurrences, in chunk order): group by
-    group in ascending group order, each group shortest first in slices of :data:`EMBED_SLICE`."""
+    group in ascending group order, each group shortest first in slices of :data:`EMBED_SLICE`;
+    the slices run on one single-thread session per core (:mod:`~schemarag.assets.lib.embed_workers`),
+    each slice whole on one session, so the vectors are those of one session."""
     if not missing:
         return {}
     by_group: dict[int, list[int]] = {}
     for i in missing:
         by_group.setdefault(groups[i] if groups else 0, []).append(i)
     orders = [sorted(by_group[g], key=lambda i: len(texts[i] or "")) for g in sorted(by_group)]
+    pool = session_pool(embedder)
     if on_batch:  # load the model before the clock starts, so chunks/s measures embedding alone
-        embedder.passage_embed([texts[orders[0][0]]])
-        on_batch(0, len(missing))
+        warm(pool, texts[orders[0][0]] or "", lambda: on_batch(0, len(missing)))
+    parts = [
+        order[start : start + EMBED_SLICE] for order in orders for start in range(0, len(order), EMBED_SLICE)
+    ]
     fresh: dict[str, np.ndarray] = {}
     done = 0
-    for order in orders:
-        for start in range(0, len(order), EMBED_SLICE):
-            part = order[start : start + EMBED_SLICE]
-            vecs = embedder.passage_embed([texts[i] for i in part])
-            fresh.update({keys[i]: vecs[j] for j, i in enumerate(part)})
-            done += len(part)
-            if on_batch:
-                on_batch(done, len(missing))
+    for n, vecs in embed_slices(pool, [[texts[i] or "" for i in part] for part in parts]):
+        fresh.update({keys[i]: vecs[j] for j, i in enumerate(parts[n])})
+        done += len(parts[n])
+        if on_batch:
+            on_batch(done, len(missing))
     return fresh
 
 
