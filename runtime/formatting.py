@@ -258,6 +258,12 @@ def _leading_name(line: str, column: str) -> str:
     return line[: end + 1] if end != -1 else column
 
 
+def statement_head(ddl: TableDDL) -> str:
+    """``CREATE TABLE sales.orders (``: how a table's statement starts in a focused schema (the
+    relation name as the warehouse spells it, e.g. a quoted BigQuery project)."""
+    return f"CREATE {ddl.keyword} {ddl.name_sql} ("
+
+
 def assemble(
     ddl: TableDDL,
     columns: Iterable[str] | None = None,
@@ -292,7 +298,7 @@ def assemble(
         lines.append(f"  {sql}{sep}" + (f" -- {comment}" if comment else ""))
     if compact:
         lines.append("  -- also: " + ", ".join(name_sql(ddl, c) for c in compact))
-    return f"CREATE {ddl.keyword} {ddl.name_sql} (\n" + "\n".join(lines) + "\n);"
+    return statement_head(ddl) + "\n" + "\n".join(lines) + "\n);"
 
 
 def format_tables(

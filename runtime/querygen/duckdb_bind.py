@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemarag.runtime.querygen.pseudo_columns import pseudo_columns
 from schemarag.runtime.schema import Database
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,14 @@ class _Catalog:
         self.con = duckdb.connect(":memory:", config=dict(SANDBOX))
         self._types: dict[str, str] = {}
         for table in db.tables:
-            cols = ", ".join(f"{_quote(c.name)} {self._duck_type(c.type, db.dialect)}" for c in table.columns)
+            cols = ", ".join(
+                [f"{_quote(c.name)} {self._duck_type(c.type, db.dialect)}" for c in table.columns]
+                + [
+                    f"{_quote(p)} VARCHAR"
+                    for p in pseudo_columns(table.name, db.dialect)
+                    if table.column(p) is None
+                ]
+            )
             self.con.execute(f"CREATE TABLE {_quote(table.name)} ({cols})")
         self.con.execute("SET lock_configuration = true")
 

@@ -195,11 +195,20 @@ def _check_tables(tree: Any, db: Database) -> tuple[list[str], list[str]]:
         known = db.table(name)
         if known is None:
             msg = f"unknown table {name!r}"
-            hint = _suggest(name, [t.name for t in db.tables])
+            hint = _qualified_hint(table, db) or _suggest(name, [t.name for t in db.tables])
             errors.append(msg + (f"; did you mean {hint}?" if hint else "; use only tables of the schema"))
         elif known.name not in used:
             used.append(known.name)
     return sorted(set(errors), key=errors.index), used
+
+
+def _qualified_hint(table: Any, db: Database) -> str:
+    """The schema's full relation names that end with what the query wrote (``ga4.users`` ->
+    ``other-proj.ga4.users``): a warehouse resolves a shorter name against a default catalog
+    the focused schema does not know, so the query should use the name the DDL shows."""
+    written = ".".join(p for p in (table.text("catalog"), table.text("db"), table.name) if p).lower()
+    hits = [t.name for t in db.tables if t.name.lower().endswith("." + written)]
+    return ", ".join(hits[:3])
 
 
 def _sqlite_string_identifiers(tree: Any, sql: str, db: Database) -> Any:
@@ -229,8 +238,13 @@ def _check_columns(tree: Any, db: Database, tables: list[str]) -> tuple[list[str
     from sqlglot.errors import OptimizeError, SqlglotError
     from sqlglot.optimizer.qualify import qualify
 
+    from schemarag.runtime.querygen.pseudo_columns import pseudo_columns
+
     mapping = {
-        t.name.lower(): {c.name.lower(): "UNKNOWN" for c in t.columns} for t in db.tables
+        t.name.lower(): {
+            c.lower(): "UNKNOWN" for c in [*(c.name for c in t.columns), *pseudo_columns(t.name, db.dialect)]
+        }
+        for t in db.tables
     }  # lower-case keys + lower-cased query = case-insensitive matching
     lowered = tree.copy()
     for ident in lowered.find_all(exp.Identifier):

@@ -202,7 +202,7 @@ class SchemaService:
 
         ``ranking`` (question only) switches to the budgeted table ranking: at most its table
         budget, each table showing what its focus says (``Retriever.search``)."""
-        from schemarag.runtime.formatting import format_focused_schema
+        from schemarag.runtime.formatting import format_focused_schema, statement_head
 
         pinned = self.retriever(principal, db).pin()
         result = self._search(pinned, question, top_k, None, ranking) if question else None
@@ -217,7 +217,11 @@ class SchemaService:
             meta["tables_shown"] = list(result.ranking.tables)
             meta["ranking"] = result.ranking.to_dict()
         else:
-            shown = [t for t in [*result.tables, *result.expanded_tables] if f"CREATE TABLE {t}" in text]
+            shown = [
+                t
+                for t in [*result.tables, *result.expanded_tables]
+                if t in art.ddl and statement_head(art.ddl[t]) in text
+            ]
             meta["tables_shown"] = shown or [*result.tables, *result.expanded_tables]
         meta["token_estimate"] = estimate_tokens(text)
         meta["token_budget"] = token_budget
