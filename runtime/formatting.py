@@ -38,6 +38,25 @@ COMPACT_TYPE_CHARS = 400
 _KEYWORDS = {"view": "VIEW", "materialized_view": "MATERIALIZED VIEW"}
 
 
+def table_note(table: Table | None, dialect: str) -> str:
+    """What the SQL writer must know to query a collapsed shard family (it is not one table in
+    most warehouses): BigQuery queries the wildcard name and filters ``_TABLE_SUFFIX``; elsewhere
+    each shard is a table of its own.
+
+    >>> from schemarag.runtime.schema import ShardRange
+    >>> days = ShardRange(stem="ev_", pattern="YYYYMMDD", first="20210101", last="20210131", count=31)
+    >>> print(table_note(Table(name="ev_*", columns=[{"name": "a"}], shards=days), "bigquery"))
+    31 shards ev_20210101 .. ev_20210131: filter with _TABLE_SUFFIX BETWEEN '20210101' AND '20210131'
+    """
+    if table is None or table.shards is None:
+        return ""
+    s = table.shards
+    span = f"{s.count} shards {s.stem}{s.first} .. {s.stem}{s.last}"
+    if dialect == "bigquery":
+        return f"{span}: filter with _TABLE_SUFFIX BETWEEN '{s.first}' AND '{s.last}'"
+    return f"{span}, same columns: query a shard by its name, or UNION ALL the shards needed"
+
+
 def ddl_keyword(kind: str | None) -> str:
     """What the statement creates: ``VIEW`` and ``MATERIALIZED VIEW`` say the relation is read-only
     (queried like a table); tables and external tables are ``TABLE``."""
@@ -57,6 +76,7 @@ class TableDDL:
     pk_sql: str
     fk_sql: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (column, constraint sql)
     keyword: str = "TABLE"  # CREATE <keyword>: TABLE, VIEW or MATERIALIZED VIEW (:func:`ddl_keyword`)
+    note: str = ""  # a comment on the statement's first line (:func:`table_note`)
 
 
 def _data_type(type_text: str, dialect: str):
@@ -222,6 +242,7 @@ def render_table(table: Table, dialect: str, referenced: Iterable[str] = ()) -> 
         pk_sql=pk_sql,
         fk_sql=tuple(fks),
         keyword=ddl_keyword(table.kind),
+        note=table_note(table, dialect),
     )
 
 
@@ -298,7 +319,8 @@ def assemble(
         lines.append(f"  {sql}{sep}" + (f" -- {comment}" if comment else ""))
     if compact:
         lines.append("  -- also: " + ", ".join(name_sql(ddl, c) for c in compact))
-    return statement_head(ddl) + "\n" + "\n".join(lines) + "\n);"
+    head = statement_head(ddl) + (f" -- {ddl.note}" if ddl.note else "")
+    return head + "\n" + "\n".join(lines) + "\n);"
 
 
 def format_tables(

@@ -115,6 +115,34 @@ class Column(BaseModel):
         return _checked_type(value)
 
 
+class ShardRange(BaseModel):
+    """The members of a collapsed shard family (``events_20210101`` .. ``events_20211231`` shown as
+    one table ``events_*``): ``stem`` + a suffix from ``first`` to ``last`` (same length, compared as
+    text), ``count`` of them. The DDL says how to query them and the validator maps a member's name
+    to the family, so SQL naming a real shard still checks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    stem: str = Field(min_length=1)  # the family name without its "*": "ga4.events_"
+    pattern: str  # the suffix's shape: YYYYMMDD, YYYY_MM_DD, YYYYMM or N
+    first: str
+    last: str
+    count: int = Field(ge=1)
+
+    def member(self, name: str) -> bool:
+        """True when ``name`` (any case) is one of the family's shards."""
+        low, stem = name.lower(), self.stem.lower()
+        if not low.startswith(stem):
+            return False
+        suffix = low[len(stem) :]
+        if self.pattern == "N":
+            return suffix.isdigit() and int(self.first) <= int(suffix) <= int(self.last)
+        return (
+            len(suffix) == len(self.first)
+            and suffix.replace("_", "").isdigit()
+            and self.first <= suffix <= self.last
+        )
+
+
 class Table(BaseModel):
     """One table with its columns, in schema order."""
 
@@ -128,6 +156,8 @@ class Table(BaseModel):
     kind: Literal["table", "view", "materialized_view", "external"] | None = Field(
         default=None, exclude_if=lambda v: v is None
     )
+    # A collapsed shard family: which tables it stands for. Left out of dumps when unset.
+    shards: ShardRange | None = Field(default=None, exclude_if=lambda v: v is None)
     # The source database of this table when the datasource pools several (a union): routing
     # reads membership from here, never from a naming convention. Left out of dumps when unset.
     database: str | None = Field(default=None, exclude_if=lambda v: v is None)

@@ -162,6 +162,8 @@ def render_table_doc(db: Database, table: Table, fks: FKIndex | None = None) -> 
         notes.append("- **Primary key:** " + ", ".join(f"`{c}`" for c in table.primary_key))
     if table.row_count is not None:
         notes.append(f"- **Row count:** {table.row_count} (at snapshot time)")
+    if table.kind and table.kind != "table":
+        notes.append(f"- **Kind:** {table.kind.replace('_', ' ')} (queried like a table, read-only)")
     if notes:
         parts.extend(["## Notes", *notes, ""])
     return "\n".join(parts).rstrip("\n") + "\n"

@@ -23,7 +23,7 @@ from schemarag.runtime.artifact.format import CURRENT, LANCE_DIR, MANIFEST, NPY_
 from schemarag.runtime.artifact.manifest import Manifest, check_identity, read_manifest, read_pointer
 from schemarag.runtime.artifact.naming import join_like
 from schemarag.runtime.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
-from schemarag.runtime.formatting import TableDDL, assemble, ddl_keyword
+from schemarag.runtime.formatting import TableDDL, assemble, ddl_keyword, table_note
 from schemarag.runtime.schema import Database, parse_schema
 from schemarag.runtime.search.text_tokens import TOKENIZER_CONFIG
 
@@ -153,6 +153,7 @@ class IndexArtifact:
                 pk_sql=t["pk_sql"],
                 fk_sql=tuple(zip(t["fk_columns"], t["fk_sql"], strict=True)),
                 keyword=ddl_keyword(kinds.get(t["name"])),
+                note=table_note(schema.table(t["name"]), schema.dialect),
             )
             for t in tables
         }

@@ -22,24 +22,27 @@ from schemarag.runtime.schema import Database
 
 
 def fold_qualified_tables(tree: Any, db: Database) -> Any:
-    """A copy of ``tree`` with each ``schema.table`` the schema knows as one name made one identifier."""
+    """A copy of ``tree`` with each ``schema.table`` the schema knows as one name made one
+    identifier, and each shard of a collapsed family (``ga4.events_20210105``) named as its family
+    (``ga4.events_*``, the table that holds its columns)."""
     from sqlglot import exp
 
-    if not any("." in t.name for t in db.tables):
+    families = [t for t in db.tables if t.shards is not None]
+    if not families and not any("." in t.name for t in db.tables):
         return tree
     tree = tree.copy()
     for table in list(tree.find_all(exp.Table)):
-        if not isinstance(table.this, exp.Identifier) or not table.args.get("db"):
+        if not isinstance(table.this, exp.Identifier):
             continue
         parts = [table.text("catalog"), table.text("db"), table.name]
-        for start in range(len(parts)):  # the longest qualified name the schema knows
-            name = ".".join(p for p in parts[start:] if p)
-            known = db.table(name)
-            if known is not None and "." in name:
-                table.set("this", exp.to_identifier(known.name, quoted=True))
-                table.set("db", None)
-                table.set("catalog", None)
-                if not table.alias:
-                    table.set("alias", exp.TableAlias(this=exp.to_identifier(parts[-1])))
-                break
+        names = [".".join(p for p in parts[start:] if p) for start in range(len(parts))]  # longest first
+        known = next((db.table(n) for n in names if "." in n and db.table(n) is not None), None)
+        if known is None and db.table(names[0]) is None:
+            known = next((f for n in names for f in families if f.shards and f.shards.member(n)), None)
+        if known is not None:
+            table.set("this", exp.to_identifier(known.name, quoted=True))
+            table.set("db", None)
+            table.set("catalog", None)
+            if not table.alias:
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(parts[-1])))
     return tree

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from schemarag.runtime.errors import ImportFormatError
 from schemarag.runtime.names import check_name
-from schemarag.runtime.schema import Column, Database, ForeignKey, Table
+from schemarag.runtime.schema import Column, Database, ForeignKey, ShardRange, Table
 from schemarag.tools.importers.catalog_headers import (
     COLUMN_HEADERS,
     KEY_HEADERS,
@@ -63,6 +63,7 @@ class _Table:
     comment: str = ""
     kind: str = ""
     row_count: int | None = None
+    shards: ShardRange | None = None
 
 
 def _rows(paths: list[Path], headers: dict[str, tuple[str, ...]], required: tuple[str, ...]) -> Iterator:
@@ -226,6 +227,13 @@ def _collapse(tables: dict[Key, _Table], names: dict[Key, str], dialect: str) ->
         newest = tables[keys[-1]]
         fkey = (*newest.key[:2], fam.name.rpartition(".")[2])
         family = _Table(fkey, kind=newest.kind)
+        family.shards = ShardRange(
+            stem=fam.stem,
+            pattern=fam.pattern.removeprefix(fam.stem.rpartition(".")[2]),
+            first=fam.first,
+            last=fam.last,
+            count=len(fam.members),
+        )
         for key in reversed(keys):  # newest shard's column order first, older-only columns after
             for lname, col in tables[key].columns.items():
                 if lname not in family.columns:
@@ -315,6 +323,7 @@ def import_catalog_export(
                 columns=[t.columns[c] for c in sorted(t.columns, key=lambda c: t.order[c])],
                 row_count=t.row_count,
                 kind=t.kind or None,
+                shards=t.shards,
             )
             for k, t in sorted(found.items(), key=lambda kv: names[kv[0]].lower())
         ],

@@ -132,3 +132,30 @@ def test_missing_header_is_a_clear_error(tmp_path):
         import_catalog_export(bad, tmp_path / "out", database="x")
     with pytest.raises(ImportFormatError, match="not found"):
         import_catalog_export(tmp_path / "nope.csv", tmp_path / "out", database="x")
+
+
+def test_family_knows_its_shards_and_sql_naming_a_shard_validates(tmp_path, export):
+    from schemarag.runtime.formatting import format_full_schema
+    from schemarag.runtime.querygen.sql_validation import validate_sql
+
+    columns, *_ = export
+    import_catalog_export(columns, tmp_path / "out", database="wh", dialect="snowflake")
+    db = load_schema(tmp_path / "out" / "wh.json")
+    shards = db.table("web.events_*").shards
+    assert (shards.stem, shards.pattern, shards.first, shards.last, shards.count) == (
+        "web.events_",
+        "YYYYMMDD",
+        "20240101",
+        "20240103",
+        3,
+    )
+    assert (
+        '"events_*" ( -- 3 shards web.events_20240101 .. web.events_20240103, same columns: '
+        "query a shard by its name, or UNION ALL the shards needed"
+    ) in format_full_schema(db)
+    ok = validate_sql(
+        "SELECT e.event_id FROM web.events_20240102 AS e JOIN web.events_20240103 USING (event_id)", db
+    )
+    assert ok.valid is not False and not ok.errors, ok.errors
+    assert ok.tables == ["web.events_*"]
+    assert not validate_sql("SELECT event_id FROM web.events_20240104", db).valid  # not a shard that exists

@@ -74,7 +74,12 @@ def test_focused_schema_names_relations_as_the_warehouse_does(served: SchemaServ
     assert (
         "CREATE TABLE `bigquery-public-data`.ga4_obfuscated_sample_ecommerce.`events_*` (" in asked["schema"]
     )
-    assert "_TABLE_SUFFIX BETWEEN '20210101' AND '20210103'" in asked["schema"]  # the family's doc, retrieved
+    # how to query the family is on the statement's first line, whether or not its doc was retrieved
+    assert (
+        "`events_*` ( -- 3 shards bigquery-public-data.ga4_obfuscated_sample_ecommerce.events_20210101 .. "
+        "bigquery-public-data.ga4_obfuscated_sample_ecommerce.events_20210103: "
+        "filter with _TABLE_SUFFIX BETWEEN '20210101' AND '20210103'"
+    ) in asked["schema"]
 
 
 def test_statement_written_with_the_shown_names_validates(served: SchemaService) -> None:
@@ -103,3 +108,15 @@ def test_shorter_name_is_refused_with_the_full_name_as_hint(served: SchemaServic
     assert report.valid is False
     assert "my-company.crm.customers" in report.errors[0]
     assert validate_sql("SELECT segment FROM `my-company.crm.customers`", schema).valid is True
+
+
+def test_a_shard_named_by_its_own_name_validates_against_its_family(served: SchemaService) -> None:
+    schema = served.retriever(ANONYMOUS, "marketing").artifact.schema
+    shard = "`bigquery-public-data.ga4_obfuscated_sample_ecommerce.events_20210102`"
+    report = validate_sql(f"SELECT e.event_name FROM {shard} AS e WHERE e.event_date = '20210102'", schema)
+    assert report.valid is True, report.errors
+    assert report.tables == ["bigquery-public-data.ga4_obfuscated_sample_ecommerce.events_*"]
+    outside = validate_sql(
+        shard.replace("20210102", "20991231").join(["SELECT event_name FROM ", ""]), schema
+    )
+    assert outside.valid is False and "unknown table" in outside.errors[0]
