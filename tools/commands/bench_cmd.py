@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, str] = {
     "embed": "embedding models side by side: query embedding p50/p95, passages/s, retrieval p50/p95",
     "joins": "inferred joins (names / values / both) vs BIRD dev's declared FKs: precision, recall",
     "validate": "SQL validator verdicts (valid / invalid / unchecked) on a question file's reference SQL",
+    "dbt": "import every dbt project under a folder: tables, ephemeral/disabled, layers, errors (vs dbt ls)",
 }
 
 
@@ -41,6 +42,7 @@ ARTIFACTS_HELP = {
     "catalog": "ignored: bench catalog generates, imports and builds in a temporary folder",
     "joins": IGNORED,
     "validate": IGNORED,
+    "dbt": IGNORED,
 }
 # charted here from the JSON they write (tools/benchmarks/charts.py); the others draw their own
 CHARTED = ("build", "prompt", "calibration", "catalog")

@@ -133,10 +133,11 @@ def _collect(files: ProjectFiles, warnings: list[str]) -> dict[str, RelationSpec
         if not rel.columns:
             rel.columns = [ColumnSpec(name=c) for c in seed_header(path, warnings)]
     for key, rel in list(relations.items()):
-        if rel.kind == "model" and rel.sql_path is None:
-            # dbt builds a model from its .sql; a yml entry alone is a patch for nothing
+        if rel.kind in ("model", "snapshot", "seed") and rel.sql_path is None and rel.node not in files.seeds:
+            # dbt builds a node from its .sql/.csv; a yml entry alone is a patch for nothing
+            what = ".csv" if rel.kind == "seed" else ".sql"
             warnings.append(
-                f"{rel.yml_file}: model {rel.node!r} is documented but has no .sql file; dbt does "
+                f"{rel.yml_file}: {rel.kind} {rel.node!r} is documented but has no {what} file; dbt does "
                 "not build it, so it is left out"
             )
             del relations[key]

@@ -35,6 +35,8 @@ from schemarag.tools.importers.dbt.specs import RelationSpec
 
 SchemaMode = Literal["prefixed", "custom", "project"]
 SCHEMA_MODES: tuple[str, ...] = ("prefixed", "custom", "project")
+# adapters whose profile may leave the schema out (dbt-duckdb builds into "main" then)
+_DEFAULT_SCHEMA = {"duckdb": "main"}
 
 
 def target_from_profile(
@@ -42,15 +44,18 @@ def target_from_profile(
 ) -> Target:
     """dbt's ``target`` from the user's options, else the profile's output, else nothing known.
 
-    DuckDB names its database after the file (``path: ./shop.duckdb`` -> ``shop``)."""
+    DuckDB names its database after the file (``path: ./shop.duckdb`` -> ``shop``) and builds in
+    ``main`` when the profile names no schema."""
     db = database or str(profile.get("database") or profile.get("dbname") or profile.get("catalog") or "")
     if not db and profile.get("path"):
         db = str(profile["path"]).replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
+    kind = str(profile.get("type") or dialect)
     return Target(
         name=str(profile.get("target") or "dev"),
-        schema=schema or str(profile.get("schema") or profile.get("dataset") or ""),
+        schema=schema
+        or str(profile.get("schema") or profile.get("dataset") or _DEFAULT_SCHEMA.get(kind, "")),
         database=db,
-        type=str(profile.get("type") or dialect),
+        type=kind,
     )
 
 
