@@ -2,13 +2,14 @@
 
 Warehouses unload big results in parts (Snowflake ``COPY INTO @stage/columns/`` writes
 ``data_0_0_0.csv.gz``, ``data_0_1_0.csv.gz``...; BigQuery ``EXPORT DATA`` with
-``uri => 'gs://b/columns/*.csv.gz'`` writes ``000000000000.csv.gz``...; Spark/Databricks writes
+``uri = 'gs://b/columns/*.csv.gz'`` writes ``000000000000.csv.gz``...; Spark/Databricks writes
 ``part-00000-....csv.gz`` beside ``_SUCCESS``), so ``--columns`` takes any of:
 
 - a file: read as named (the user chose it, symlink or not);
 - a folder: every export file under it (``.csv``/``.tsv``/``.parquet``, optionally ``.gz``, ``.bz2``,
-  ``.zst``), in name order; marker files (``_SUCCESS``, ``.crc``, names starting with ``_`` or ``.``)
-  are skipped quietly, anything else with an unknown extension with one warning;
+  ``.zst``, or no data extension at all as Redshift and BigQuery name parts), in name order;
+  marker files (``_SUCCESS``, ``.crc``, names starting with ``_`` or ``.``) are skipped quietly,
+  anything else with an unknown extension with one warning;
 - a glob (``exports/columns_*.csv.gz``, ``exports/**/*.parquet``): the matches, in name order.
 
 For a folder or a glob the parts must stay inside the folder the user named (the folder, or the
@@ -57,8 +58,20 @@ def file_format(name: str) -> tuple[str, str | None] | None:
 
 
 def is_export_file(name: str) -> bool:
-    """True for ``x.csv``, ``x.csv.gz``, ``x.snappy.parquet``, ``x.tsv.zst``... (any case)."""
-    return file_format(name) is not None
+    """True for ``x.csv``, ``x.csv.gz``, ``x.snappy.parquet``, ``x.tsv.zst``... (any case), and for
+    the names unloads give parts without a data extension: Redshift ``UNLOAD`` writes
+    ``columns_0000_part_00`` (``.gz`` with GZIP), BigQuery ``EXPORT DATA`` to a bare wildcard
+    ``000000000000`` (read as CSV; compression is sniffed from the first bytes).
+
+    >>> [is_export_file(n) for n in ("a.CSV.GZ", "columns_0000_part_00.gz", "000000000000", "notes.md")]
+    [True, True, True, False]
+    """
+    if file_format(name) is not None:
+        return True
+    stem = name.lower()
+    for suffix in COMPRESSION:
+        stem = stem.removesuffix(suffix)
+    return "." not in stem
 
 
 def _is_marker(name: str) -> bool:

@@ -91,3 +91,16 @@ def test_nothing_to_read_is_a_clear_error(tmp_path: Path) -> None:
     assert "notes.json" in warnings[0] and "not an export file" in warnings[0]
     with pytest.raises(ImportFormatError, match="not found"):
         export_parts(str(tmp_path / "missing" / "*.csv"), warnings)
+
+
+def test_redshift_unload_parts_without_a_data_extension(tmp_path: Path) -> None:
+    """``UNLOAD ... GZIP`` writes ``columns_0000_part_00.gz``; without GZIP ``columns_0001_part_00``."""
+    folder = tmp_path / "unload"
+    _part(folder / "columns_0000_part_00.gz", ["public,sales,salesid,1,INTEGER"])
+    plain = folder / "columns_0001_part_00"
+    plain.write_text(HEADER + "public,event,eventid,1,INTEGER\n")
+    (folder / "manifest.json").write_text("{}")  # UNLOAD ... MANIFEST: not a part
+    report = import_catalog_export(folder, tmp_path / "out", database="tickit")
+    db = load_schema(tmp_path / "out" / "tickit.json")
+    assert [t.name for t in db.tables] == ["event", "sales"]
+    assert len(report.warnings) == 1 and "manifest.json" in report.warnings[0]
