@@ -92,6 +92,9 @@ class ForeignKey(BaseModel):
     # What an inferred join rests on: "values" (the child's values were found in the parent key
     # on the live database) or "names" / unset (column and table names only). Left out when unset.
     evidence: Literal["names", "values"] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # How sure an inferred join is (0-1; which rule found it: docs/ranking.md). Ranking spends
+    # budget on an inferred edge only below a declared one. Left out when unset.
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, exclude_if=lambda v: v is None)
 
 
 class Column(BaseModel):

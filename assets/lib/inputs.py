@@ -14,6 +14,12 @@ from pathlib import Path
 from schemarag.assets.lib.chunking import ChunkingConfig, read_doc_bytes
 from schemarag.assets.lib.embed_plan import plan_params, plan_params_for
 from schemarag.assets.lib.gc_pause import without_gc
+from schemarag.assets.lib.join_inference import (
+    declares_keys,
+    declares_keys_raw,
+    infer_join_keys,
+    join_params,
+)
 from schemarag.runtime.artifact.format import MANIFEST, compute_key
 from schemarag.runtime.errors import SchemaFileError
 from schemarag.runtime.paths import database_artifacts, docs_dir, schema_path
@@ -41,10 +47,12 @@ class SourceSnapshot:
 
 def build_params(chunking: ChunkingConfig, database: Database | None = None) -> dict:
     """What the key hashes besides the inputs and the model; with ``database``, also the
-    embedding plan's version when the database is large enough to be embedded sparingly."""
+    embedding plan's version when the database is large enough to be embedded sparingly, and
+    the join-inference version when it declares no foreign key."""
     params = {"chunking": json.loads(chunking.to_json()), "tokenizer": TOKENIZER_CONFIG}
     if database is not None:
         params |= plan_params(database, chunking.embed_all_columns_up_to)
+        params |= join_params(declares_keys(database))
     return params
 
 
@@ -84,6 +92,7 @@ def built_key(
         return None
     docs, _ = read_doc_bytes(docs_dir(data, db), chunking.max_doc_bytes)
     params = build_params(chunking) | plan_params_for(columns, chunking.embed_all_columns_up_to)
+    params |= join_params(declares_keys_raw(decoded))
     key = compute_key(raw, docs, params, model)
     root = database_artifacts(artifacts, db, tenant or own_tenant)
     return (key, root) if (root / key / MANIFEST).is_file() else None
@@ -118,6 +127,11 @@ def read_sources(
     docs, warnings = read_doc_bytes(ddir, chunking.max_doc_bytes)
     params = build_params(chunking, database)
     key = compute_key(raw, docs, params, model)
+    schema_bytes = raw
+    if "join_inference" in params:  # no declared keys: the index gets inferred ones (docs/ranking.md)
+        database = infer_join_keys(database)
+        dumped = database.model_dump(mode="json", exclude_defaults=True) | {"dialect": database.dialect}
+        schema_bytes = (json.dumps(dumped, ensure_ascii=False) + "\n").encode()
     inputs = {
         "schema": {"path": str(spath), "sha256": hashlib.sha256(raw).hexdigest()},
         "docs": {n: hashlib.sha256(b).hexdigest() for n, b in sorted(docs.items())},
@@ -126,7 +140,7 @@ def read_sources(
     root = database_artifacts(artifacts, db, tenant)
     return SourceSnapshot(
         database=database,
-        schema_bytes=raw,
+        schema_bytes=schema_bytes,
         doc_bytes=docs,
         key=key,
         params=params,

@@ -19,8 +19,11 @@
   calibrated score falls below ``confidence`` times the best (the budget stays the ceiling),
   but not before ``min_tables``, and in a union only when routing is sure (the runner-up
   database scores below ``sure_margin`` times the winner's).
-* **Join paths** (``join_paths``): a kept table not connected to the best table through kept
-  tables brings the tables on its shortest FK path to them (at most JOIN_PATH_HOPS hops).
+* **Join paths** (``join_paths``): a kept table not connected to the better-ranked kept tables
+  brings the tables on its cheapest join path to them (at most JOIN_PATH_HOPS hops, declared
+  edges cheaper than inferred ones: :mod:`.join_graph`), inserted right after it, so budget goes
+  to connectivity before the lowest-ranked lexical matches; ``join_top`` limits this to the
+  first kept tables.
 * **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
   keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
   scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
@@ -34,7 +37,10 @@
   whole focused schema at a share of the full one: ``format_ranking`` then thins the
   lowest-ranked tables to a line of names (``formatting.DETAIL_LEVELS``).
 * **FK expansion** under the budget: after each table, its FK neighbours with comparable
-  evidence are pulled forward, so join partners arrive with the table that needs them.
+  evidence are pulled forward, so join partners arrive with the table that needs them:
+  declared neighbours first (score >= NEIGHBOUR_RATIO of the table's), then neighbours over an
+  inferred key (score >= ``inferred_ratio`` of it; None: never), so an inferred edge never
+  outranks a declared one. A lookup table joined to a kept fact table comes with it.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ import numpy as np
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.paths import did_you_mean
+from schemarag.runtime.search.join_graph import DECLARED_COST, cheapest_path, join_edges
 from schemarag.runtime.search.layer_prior import apply_layer_prior
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
@@ -62,6 +69,8 @@ JOIN_PATH_HOPS = 3
 # Chosen by leave-one-database-out on BIRD dev over BirdUnion (`schemarag eval --cross-validate
 # routing`): all 11 folds pick 0.5.
 ROUTE_COVERAGE_POWER = 0.5
+# Score ratio an inferred-key neighbour needs to follow a kept table (FK expansion); None: never.
+INFERRED_NEIGHBOUR_RATIO: float | None = NEIGHBOUR_RATIO
 
 
 def table_scores(art: IndexArtifact, rel: np.ndarray) -> np.ndarray:
@@ -228,6 +237,8 @@ def rank_tables_from_scores(
     route_coverage: float = ROUTE_COVERAGE_POWER,
     calibration: Calibration = DEFAULT_CALIBRATION,
     route_hedge: RouteHedge | None = ROUTE_HEDGE,
+    inferred_ratio: float | None = INFERRED_NEIGHBOUR_RATIO,
+    join_top: int | None = None,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
@@ -237,6 +248,8 @@ def rank_tables_from_scores(
     below ``sure_margin``.
     ``route_coverage``: the exponent of term coverage in union routing (0 turns it off);
     ``route_hedge``: places for close runner-up databases (None turns it off).
+    ``inferred_ratio``: FK expansion over inferred keys (None: declared keys only);
+    ``join_top``: join-path completion only for the first that many kept tables (None: all).
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
@@ -257,14 +270,17 @@ def rank_tables_from_scores(
         kept.append(t)
         if not fk_expand:
             continue
-        neigh = sorted(art.schema.neighbours(t), key=lambda n: (-score_of[n], n))
-        for n in neigh:
-            if len(kept) >= budget:
-                break
-            if n not in kept and score_of[n] >= NEIGHBOUR_RATIO * score_of[t] and score_of[n] > 0:
-                kept.append(n)
+        edges = join_edges(art).get(t, {})
+        declared = [n for n, c in edges.items() if c <= DECLARED_COST]
+        inferred = [n for n, c in edges.items() if c > DECLARED_COST] if inferred_ratio is not None else []
+        for group, ratio in ((declared, NEIGHBOUR_RATIO), (inferred, inferred_ratio or 0.0)):
+            for n in sorted(group, key=lambda n: (-score_of[n], n)):
+                if len(kept) >= budget:
+                    break
+                if n not in kept and score_of[n] >= ratio * score_of[t] and score_of[n] > 0:
+                    kept.append(n)
     if join_paths:
-        kept = complete_join_paths(art, kept, budget)
+        kept = complete_join_paths(join_edges(art), kept, budget, join_top)
     scores_kept = {t: score_of[t] for t in kept}
     columns, described, compact = select_columns(art, rel, kept, scores_kept, question or "", policy)
     return TableRanking(
@@ -289,39 +305,23 @@ def share_budget(art: IndexArtifact, tables: list[str], share: float | None) -> 
     return max(1, int(share * chars / 4))  # ~4 characters per token, as estimate_tokens
 
 
-def _path_to(art: IndexArtifact, start: str, component: set[str]) -> list[str]:
-    """Intermediate tables of the shortest FK path from ``start`` to ``component`` (BFS)."""
-    parent: dict[str, str | None] = {start: None}
-    frontier = [start]
-    for _ in range(JOIN_PATH_HOPS):
-        nxt: list[str] = []
-        for node in frontier:
-            for n in sorted(art.schema.neighbours(node)):
-                if n in parent:
-                    continue
-                parent[n] = node
-                if n in component:
-                    path, step = [], parent[n]
-                    while step is not None and step != start:
-                        path.append(step)
-                        step = parent[step]
-                    return path
-                nxt.append(n)
-        frontier = nxt
-    return []
-
-
-def complete_join_paths(art: IndexArtifact, kept: list[str], budget: int) -> list[str]:
-    """``kept`` plus, after each table not yet joined to the ones before it, the tables on its
-    shortest FK path to them; tables past ``budget`` fall off the end (lowest ranked first)."""
+def complete_join_paths(
+    graph: dict[str, dict[str, float]], kept: list[str], budget: int, top: int | None = None
+) -> list[str]:
+    """``kept`` plus, after each table (of the first ``top``) not yet joined to the ones before
+    it, the tables on its cheapest join path to them in ``graph`` (:func:`~.join_graph.join_edges`;
+    :func:`~.join_graph.cheapest_path`, at most JOIN_PATH_HOPS edges); tables past ``budget``
+    fall off the end (lowest ranked first)."""
     if not kept:
         return kept
     out = [kept[0]]
     component = {kept[0]}
-    for t in kept[1:]:
+    limit = len(kept) if top is None else top
+    for i, t in enumerate(kept[1:], start=1):
         if t in component:
             continue
-        bridge = [] if art.schema.neighbours(t) & component else _path_to(art, t, component)
+        touching = bool(graph.get(t, {}).keys() & component)
+        bridge = [] if touching or i >= limit else cheapest_path(graph, t, component, JOIN_PATH_HOPS)
         out.append(t)
         component.add(t)
         for b in bridge:

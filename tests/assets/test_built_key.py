@@ -60,3 +60,24 @@ def test_unusual_inputs_fall_back_to_the_validating_path(tmp_path: Path) -> None
     assert built_key(data, "wh", MODEL, artifacts) is None
     (data / "wh.json").write_text(json.dumps({"name": "other", "tables": []}))
     assert built_key(data, "wh", MODEL, artifacts) is None
+
+
+def test_a_keyless_schema_is_built_with_inferred_join_keys(tmp_path: Path) -> None:
+    """No declared foreign key: the index's schema gets inferred ones (marked, with a confidence)
+    and the key says so; a schema that declares one is built exactly as given."""
+    data, artifacts = tmp_path / "data", tmp_path / "artifacts"
+    _write(data, SCHEMA)
+    snap = read_sources(data, "wh", MODEL, artifacts)
+    assert "join_inference" in snap.params
+    fk = snap.database.table("s.orders").column("user_id").foreign_key
+    assert (fk.table, fk.inferred, fk.confidence) == ("s.users", True, 0.9)
+    stored = json.loads(snap.schema_bytes)  # what the artifact's schema.json will hold
+    assert stored["tables"][1]["columns"][1]["foreign_key"]["inferred"] is True
+    declared = json.loads(json.dumps(SCHEMA))
+    declared["tables"][1]["columns"][1]["foreign_key"] = {"table": "s.users", "column": "id"}
+    _write(data, declared)
+    snap = read_sources(data, "wh", MODEL, artifacts)
+    assert "join_inference" not in snap.params
+    assert snap.schema_bytes == (data / "wh.json").read_bytes()
+    _publish(snap.root, snap.key)
+    assert built_key(data, "wh", MODEL, artifacts) == (snap.key, snap.root)

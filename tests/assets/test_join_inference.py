@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schemarag.assets.lib.join_inference import infer_foreign_keys
+from schemarag.assets.lib.join_inference import (
+    CONF_OWNER,
+    CONF_SHARED,
+    MAX_SHARED_WITHOUT_OWNER,
+    declares_keys,
+    infer_foreign_keys,
+    infer_join_keys,
+    key_stem,
+)
 from schemarag.runtime.formatting import render_schema
 from schemarag.runtime.schema import Database, load_schema
 from schemarag.tools.importers.writer import import_catalog
@@ -86,3 +94,66 @@ def test_bird_catalog_without_fks_gets_them_back_marked_inferred(tmp_path: Path)
     assert declared > 0 and len(fks) >= 1 and all(fk.inferred for fk in fks)
     ddl = "\n".join(sql for d in render_schema(inferred).values() for _, sql in d.fk_sql)
     assert "inferred from names, not declared" in ddl
+
+
+def _names(db: Database, table: str) -> dict[str, tuple[str, float | None]]:
+    """``{column: (parent table, confidence)}`` of one table's inferred keys."""
+    t = db.table(table)
+    return {c.name: (c.foreign_key.table, c.foreign_key.confidence) for c in t.columns if c.foreign_key}
+
+
+def test_warehouse_keys_owner_by_name_shared_keys_and_bridges() -> None:
+    db = _db(
+        [  # a key-less warehouse: nothing declares a primary or a foreign key
+            {"name": "sales.CUSTOMER_DIM", "columns": [_col("CUSTOMER_KEY"), _col("NAME", "TEXT")]},
+            {"name": "sales.ORDERS_FCT", "columns": [_col("ORDER_KEY"), _col("CUSTOMER_KEY"), _col("AMT")]},
+            {"name": "hr.employees", "columns": [_col("employee_id"), _col("full_name", "TEXT")]},
+            {"name": "hr.projects", "columns": [_col("project_id"), _col("title", "TEXT"), _col("budget")]},
+            {"name": "hr.assignments", "columns": [_col("employee_id"), _col("project_id"), _col("hours")]},
+            {"name": "a", "columns": [_col("batch_code", "TEXT"), _col("x")]},
+            {"name": "b", "columns": [_col("batch_code", "TEXT"), _col("y"), _col("z")]},
+        ]
+    )
+    out = infer_join_keys(db)
+    assert _names(out, "sales.ORDERS_FCT") == {"CUSTOMER_KEY": ("sales.CUSTOMER_DIM", CONF_OWNER)}
+    assert _names(out, "sales.CUSTOMER_DIM") == {}  # a table's own key references nothing
+    # the bridge between employees and projects gets an edge to each: completion walks through it
+    assert {t for t, _ in _names(out, "hr.assignments").values()} == {"hr.employees", "hr.projects"}
+    # shared by two tables, neither named after it: the narrower one is the parent, less sure
+    assert _names(out, "b") == {"batch_code": ("a", CONF_SHARED)}
+    assert all(c.foreign_key is None for t in db.tables for c in t.columns)  # input unchanged
+    fk = out.table("b").column("batch_code").foreign_key
+    assert fk.inferred and fk.evidence == "names"
+
+
+def test_warehouse_keys_skip_ubiquitous_names_and_keep_declared_ones() -> None:
+    facts = [
+        {"name": f"fact_{i}", "columns": [_col("region_code", "TEXT"), _col(f"m{i}")]}
+        for i in range(MAX_SHARED_WITHOUT_OWNER + 1)
+    ]
+    out = infer_join_keys(_db(facts))
+    assert all(c.foreign_key is None for t in out.tables for c in t.columns)  # an attribute, not a join
+    declared = _db(
+        [
+            {"name": "users", "columns": [_col("user_id", pk=True)]},
+            {"name": "teams", "columns": [_col("user_id")]},
+            {"name": "events", "columns": [{"name": "user_id", "type": "INTEGER",
+                                            "foreign_key": {"table": "teams", "column": "user_id"}}]},
+        ]
+    )  # fmt: skip
+    kept = infer_join_keys(declared).table("events").column("user_id").foreign_key
+    assert (kept.table, kept.inferred) == ("teams", False)
+    assert declares_keys(declared) and not declares_keys(_db(facts))
+
+
+def test_key_names_are_read_in_every_spelling() -> None:
+    assert [
+        key_stem(n) for n in ("CUST_ACCT_KEY", "orderId", "OrderID", "customerid", "valid", "status")
+    ] == [
+        "cust_acct",
+        "order",
+        "order",
+        "customer",
+        None,
+        None,
+    ]

@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, str] = {
     "catalog": "warehouse-scale catalog: import, cold build columns/s, peak RSS, search p50/p95, rebuilds",
     "embed": "embedding models side by side: query embedding p50/p95, passages/s, retrieval p50/p95",
     "joins": "inferred joins (names / values / both) vs BIRD dev's declared FKs: precision, recall",
+    "keys": "join keys inferred from names vs declared FKs (stripped and recovered): precision, recall",
     "validate": "SQL validator verdicts (valid / invalid / unchecked) on a question file's reference SQL",
     "dbt": "import every dbt project under a folder: tables, ephemeral/disabled, layers, errors (vs dbt ls)",
 }
@@ -41,6 +42,7 @@ ARTIFACTS_HELP = {
     "build": "ignored: bench build always builds into a fresh temporary folder",
     "catalog": "ignored: bench catalog generates, imports and builds in a temporary folder",
     "joins": IGNORED,
+    "keys": IGNORED,
     "validate": IGNORED,
     "dbt": IGNORED,
 }

@@ -14,6 +14,13 @@ from schemarag.runtime.errors import ConfigError
 
 _GRIDS: dict[str, list[dict[str, Any]]] = {
     "join_paths": [{"join_paths": False}, {"join_paths": True}],
+    # FK expansion over inferred keys (ratio of the kept table's score a neighbour needs; None:
+    # declared keys only) x join-path completion (off, the first 3 / 5 kept tables, all)
+    "joins": [
+        {"inferred_ratio": ratio, "join_paths": top != 0, "join_top": top or None}
+        for ratio in (0.5, None, 0.3, 0.7, 0.9)
+        for top in (0, 3, 5, None)
+    ],
 }
 WAREHOUSE_FAMILIES: tuple[str, ...] = tuple(_GRIDS)
 
