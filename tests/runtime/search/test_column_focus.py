@@ -12,6 +12,7 @@ from retrieval_support import build
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.formatting import DETAIL_LEVELS, focused_parts, format_full_schema, format_ranking
+from schemarag.runtime.search.join_graph import join_edges
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.runtime.search.table_ranking import (
     COMPACT_COLUMN_POLICY,
@@ -114,10 +115,10 @@ def test_confidence_keeps_fewer_tables_as_it_rises(b2b: Retriever) -> None:
 
 
 def test_join_paths_bring_the_bridge_table(chain_artifacts: Path) -> None:
-    art = Retriever.open("chain", artifacts=chain_artifacts).artifact
-    assert complete_join_paths(art, ["a", "c"], 5) == ["a", "c", "b"]
-    assert complete_join_paths(art, ["a", "b", "c"], 5) == ["a", "b", "c"]  # already joined
-    assert complete_join_paths(art, ["a", "c"], 2) == ["a", "c"]  # the budget still holds
+    graph = join_edges(Retriever.open("chain", artifacts=chain_artifacts).artifact)
+    assert complete_join_paths(graph, ["a", "c"], 5) == ["a", "c", "b"]
+    assert complete_join_paths(graph, ["a", "b", "c"], 5) == ["a", "b", "c"]  # already joined
+    assert complete_join_paths(graph, ["a", "c"], 2) == ["a", "c"]  # the budget still holds
 
 
 def _table(name: str, database: str, words: str) -> dict:
