@@ -38,6 +38,9 @@ SANDBOX = {
 }
 # Dialects sqlglot can transpile to DuckDB well enough for binding to mean something.
 BIND_DIALECTS = frozenset({"duckdb", "postgres", "sqlite", "mysql", "snowflake", "bigquery", "tsql"})
+# Column types that mean "not known" (importers write them when the source gives no type: a dbt
+# yml without data_type); bound as VARCHAR, so type mismatches on them leave a query unchecked.
+UNKNOWN_TYPES = frozenset({"UNKNOWN"})
 # Dialects that reject a bare column next to an aggregate, as DuckDB does.
 STRICT_GROUP_BY = frozenset({"duckdb", "postgres", "snowflake", "bigquery", "tsql"})
 
@@ -62,6 +65,11 @@ class _Catalog:
         self.lock = threading.Lock()
         self.con = duckdb.connect(":memory:", config=dict(SANDBOX))
         self._types: dict[str, str] = {}
+        # a column whose type the source did not say (a dbt yml without data_type): its empty
+        # table column is VARCHAR, so a type mismatch may be ours, not the query's
+        self.unknown_types = any(
+            c.type.strip().upper() in UNKNOWN_TYPES for t in db.tables for c in t.columns
+        )
         for table in db.tables:
             cols = ", ".join(
                 [f"{_quote(c.name)} {self._duck_type(c.type, db.dialect)}" for c in table.columns]
@@ -149,22 +157,28 @@ def bind_check(tree: Any, db: Database, copy: bool = True) -> BindResult:
         with catalog.lock:
             catalog.con.execute("EXPLAIN " + duck_sql)
     except duckdb.Error as exc:
-        return _classify(exc, db.dialect)
+        return _classify(exc, db.dialect, catalog.unknown_types)
     return BindResult(True)
 
 
-def _classify(exc: Exception, dialect: str) -> BindResult:
-    """Decide whether a DuckDB bind error is a real error for the source dialect."""
+def _classify(exc: Exception, dialect: str, unknown_types: bool = False) -> BindResult:
+    """Decide whether a DuckDB bind error is a real error for the source dialect (with columns of
+    unknown type in the schema, a type or function mismatch is not: see ``UNKNOWN_TYPES``)."""
     import duckdb
 
     message = str(exc).strip().splitlines()[0]
     text = f"DuckDB could not bind the query: {message}"
     if isinstance(exc, duckdb.ParserException):
         return _unchecked(f"DuckDB bind skipped: transpiled SQL did not parse ({message})")
+    name_error = ("not found in FROM clause", "does not exist", "Ambiguous reference")
+    is_name_error = any(s in message for s in name_error) and "Function with name" not in message
+    if unknown_types and not is_name_error and "must appear in the GROUP BY clause" not in message:
+        return _unchecked(
+            f"{text} (the schema has columns of unknown type, so a type mismatch is not an error)"
+        )
     if dialect == "duckdb":
         return BindResult(True, errors=[text])
-    name_error = ("not found in FROM clause", "does not exist", "Ambiguous reference")
-    if any(s in message for s in name_error) and "Function with name" not in message:
+    if is_name_error:
         return BindResult(True, errors=[text])
     if "must appear in the GROUP BY clause" in message and dialect in STRICT_GROUP_BY:
         return BindResult(True, errors=[text])

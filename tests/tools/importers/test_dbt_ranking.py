@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from schemarag.runtime.search.retriever import Retriever
-from schemarag.tools.importers.dbt import import_dbt
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 QUESTIONS = json.loads((FIXTURES / "dbt_rank_questions.json").read_text())["questions"]
@@ -23,15 +22,8 @@ BUILDING_BLOCKS = ("staging", "source")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    from schemarag.pipelines.build import build_databases
-
-    base = tmp_path_factory.mktemp("dbt_rank")
-    import_dbt(FIXTURES / "dbt_warehouse", base / "data")
-    reports = build_databases(["jaffle_warehouse"], base / "data", base / "artifacts")
-    assert all(r.ok for r in reports), reports
-    schema = json.loads((base / "data" / "jaffle_warehouse.json").read_text())
-    return base / "artifacts", {t["name"]: t.get("layer", "") for t in schema["tables"]}
+def built(dbt_warehouse_index) -> tuple[Path, dict[str, str]]:
+    return dbt_warehouse_index.artifacts, dbt_warehouse_index.layers
 
 
 def _ranks(artifacts: Path, setting: str, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:

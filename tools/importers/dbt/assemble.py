@@ -18,7 +18,10 @@ from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec
 
 log = logging.getLogger(__name__)
 
-UNKNOWN_TYPE = "TEXT"  # dbt ymls rarely carry types; the schema's default type stands for "unknown"
+# dbt ymls rarely carry types and SQL inference stops at an untyped source column: say "unknown"
+# rather than TEXT, so the prompt does not call an amount text and the validator's DuckDB bind
+# does not reject SUM(amount) for a type it made up (runtime.querygen.duckdb_bind.UNKNOWN_TYPES)
+UNKNOWN_TYPE = "UNKNOWN"
 
 
 def _pick_key(rel: RelationSpec) -> set[str]:
