@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.search.abbreviations import abbreviation_map
 from schemarag.runtime.search.bm25 import K1
 from schemarag.runtime.search.scoring import Calibration
 from schemarag.runtime.search.text_tokens import tokenize
@@ -51,6 +52,15 @@ def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTer
         ids.append(tid)
         weights.append(w)
         denom += float(idf[tid])
+    if cal.abbreviation_weight > 0:  # warehouse abbreviations: adds postings, not coverage owed
+        abbr = abbreviation_map(art)
+        have = set(ids)
+        for tok in tokens:
+            for tid in abbr.get(tok, ()):
+                if tid not in have:
+                    have.add(tid)
+                    ids.append(tid)
+                    weights.append(cal.abbreviation_weight)
     return QueryTerms(ids, weights, denom, tokens, corrections)
 
 

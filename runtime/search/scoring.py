@@ -38,6 +38,9 @@ class Calibration:
     lexical_alone: float = 0.65  # lexical evidence alone counts at least this much
     mention_floor: float = 0.7  # a column named verbatim as an identifier
     oov_weight: float = 1.0  # multiple of the index's max idf given to unknown question words
+    # weight of a question word's abbreviations in the index (``customer`` -> ``cust``;
+    # runtime/search/abbreviations.py); 0 turns the expansion off
+    abbreviation_weight: float = 0.8
 
 
 DEFAULT_CALIBRATION = Calibration()

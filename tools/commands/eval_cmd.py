@@ -87,6 +87,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     wh.add_argument("--force-import", action="store_true", help="with --warehouse: import every export again")
     wh.add_argument(
+        "--reuse-imports",
+        action="store_true",
+        help="with --warehouse: keep earlier imports even if the importer changed since (compare ranking "
+        "changes on the same indexes)",
+    )
+    wh.add_argument(
         "--skip-build", action="store_true", help="with --warehouse: evaluate the indexes already built"
     )
     wh.add_argument("--chart", default=None, metavar="PNG", help="with --warehouse: recall-vs-budget chart")
@@ -109,6 +115,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--join-paths", action="store_true", help="complete FK join paths of kept tables")
     parser.add_argument(
         "--no-hedging", action="store_true", help="ablation: union routing without RouteHedge"
+    )
+    parser.add_argument(
+        "--no-abbreviations",
+        action="store_true",
+        help="ablation: question words do not match their abbreviations in the index (cust, amt, ...)",
     )
     parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
     parser.add_argument("--small-grid", action="store_true", help="cross-validation: a smaller fixed grid")
@@ -175,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
         data=Path(args.data) if getattr(args, "data", None) else None,
         join_paths=args.join_paths,
         hedging=not args.no_hedging,
+        abbreviations=not args.no_abbreviations,
         adaptive=_adaptive(args),
     )
     payload: dict = {}

@@ -66,7 +66,13 @@ def run_warehouse(args: argparse.Namespace) -> int:
     budgets = args.budgets or list(WAREHOUSE_BUDGETS)
     exports = discover(root, _split(args.engines), _split(args.dbs))
     work = Path(args.work)
-    imports, builds = prepare(exports, work, force_import=args.force_import, skip_build=args.skip_build)
+    imports, builds = prepare(
+        exports,
+        work,
+        force_import=args.force_import,
+        skip_build=args.skip_build,
+        reuse_imports=args.reuse_imports,
+    )
     table = engine_table(imports, builds)
     say("\nimport/build per engine (tables = after shard families collapse; build s 0-ish = cached):")
     say(format_engine_table(table))
@@ -81,7 +87,15 @@ def run_warehouse(args: argparse.Namespace) -> int:
         raise ConfigError(f"{root / 'questions.jsonl'}: no questions for the databases selected")
     available = {s.db for s in imports if s.ok}
     candidates = knob_grid(args.cross_validate)
-    run = run_questions(questions, work / "artifacts", available, budgets, candidates, _progress(args))
+    run = run_questions(
+        questions,
+        work / "artifacts",
+        available,
+        budgets,
+        candidates,
+        _progress(args),
+        abbreviations=not args.no_abbreviations,
+    )
     plain = aggregate(run.records[0], budgets)
     title = (
         f"table retrieval, question only, per database: {len(questions)} questions, "
@@ -96,7 +110,7 @@ def run_warehouse(args: argparse.Namespace) -> int:
         "databases": len(available),
         "import_build": table,
         "metrics": plain,
-        "knobs": candidates[0],
+        "knobs": {**candidates[0], "abbreviations": not args.no_abbreviations},
     }
     if args.cross_validate:
         cv = cross_validate(run, budgets)

@@ -58,6 +58,7 @@ class EvalConfig:
     adaptive: AdaptiveBudget | None = None  # adaptive table budget (None: fixed budgets)
     join_paths: bool = False
     hedging: bool = True  # union routing hedging (False: the ablation without it)
+    abbreviations: bool = True  # question words also match their abbreviations (False: ablation)
 
 
 @dataclass
@@ -83,6 +84,10 @@ def _open(name: str, config: EvalConfig) -> _Datasource:
     from schemarag.runtime.search.retriever import Retriever
 
     retriever = Retriever.open(name, artifacts=config.artifacts)
+    if not config.abbreviations:
+        from dataclasses import replace
+
+        retriever.calibration = replace(retriever.calibration, abbreviation_weight=0.0)
     db = retriever.schema
     ddl = render_schema(db)
     source = _Datasource(retriever, db, ddl, estimate_tokens(format_full_schema(db, ddl=ddl)))
@@ -220,6 +225,7 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
             **adaptive_knobs(config.adaptive),
             "join_paths": config.join_paths,
             "hedging": config.hedging,
+            "abbreviations": config.abbreviations,
         },
         "questions": len(questions),
         "metrics": metrics[headline],

@@ -23,7 +23,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +179,7 @@ def run_questions(
     budgets: Sequence[int],
     candidates: Sequence[dict[str, Any]],
     progress: Callable[[int, int], None] | None = None,
+    abbreviations: bool = True,
 ) -> WarehouseRun:
     """Rank every question once per candidate setting (the question is embedded and its chunks
     scored once per question; only the table ranking runs per candidate). Databases are opened
@@ -198,6 +199,8 @@ def run_questions(
         if db in available:
             try:
                 retriever = Retriever.open(db, artifacts=artifacts)
+                if not abbreviations:  # the ablation: question words match only themselves
+                    retriever.calibration = replace(retriever.calibration, abbreviation_weight=0.0)
             except SchemaragError as exc:  # not built (its build failed): every question misses
                 say(f"eval: {db}: no index ({str(exc).splitlines()[0][:160]}); its questions count as misses")
         names = list(retriever.artifact.table_names) if retriever is not None else []

@@ -160,14 +160,17 @@ def _cli() -> list[str]:
     return [sys.executable, "-m", "schemarag"]
 
 
-def import_one(export: Export, data: Path, stamp: str, force: bool = False) -> ImportStat:
-    """``schemarag import catalog`` of one export into ``data/<engine>`` (cached by a stamp)."""
+def import_one(
+    export: Export, data: Path, stamp: str, force: bool = False, reuse: bool = False
+) -> ImportStat:
+    """``schemarag import catalog`` of one export into ``data/<engine>`` (cached by a stamp;
+    ``reuse``: keep an earlier import even if the importer changed since)."""
     out = data / export.engine
     stamp_file = data / ".stamps" / f"{export.engine}__{export.db}.json"
     files = _files_stamp(export)
     if not force and stamp_file.is_file():
         cached = json.loads(stamp_file.read_text(encoding="utf-8"))
-        if cached.get("importer") == stamp and cached.get("files") == files:
+        if (reuse or cached.get("importer") == stamp) and cached.get("files") == files:
             return ImportStat(**cached["stat"])
     cmd = [*_cli(), "import", "catalog", "--columns", str(export.columns), "--database", export.db,
            "--dialect", ENGINE_DIALECTS.get(export.engine, "postgres"), "--out", str(out), "-q"]  # fmt: skip
@@ -213,6 +216,7 @@ def prepare(
     work: Path,
     force_import: bool = False,
     skip_build: bool = False,
+    reuse_imports: bool = False,
     say: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
 ) -> tuple[list[ImportStat], list[BuildStat]]:
     """Import every export and build each engine's databases under ``work``
@@ -221,7 +225,7 @@ def prepare(
     stamp = _importer_stamp()
     imports: list[ImportStat] = []
     for n, export in enumerate(exports, start=1):
-        stat = import_one(export, data, stamp, force_import)
+        stat = import_one(export, data, stamp, force_import, reuse_imports)
         imports.append(stat)
         state = f"{stat.tables} tables, {stat.columns} columns" if stat.ok else f"FAILED: {stat.error}"
         say(f"import {n}/{len(exports)} {export.engine}/{export.db}: {state}")
