@@ -444,6 +444,21 @@ def format_full_schema(db: Database, ddl: dict[str, TableDDL] | None = None) -> 
     return format_tables(db, [t.name for t in db.tables], ddl=ddl)
 
 
+def docs_section(db: Database, chunks: Sequence, tables: Sequence[str]) -> str:
+    """The retrieved documentation block that follows the DDL: chunks grouped by table (tables in
+    the order given, then the rest), best first within a table; empty without chunks."""
+    if not chunks:
+        return ""
+    by_table: dict[str, list] = {}
+    for sc in chunks:
+        by_table.setdefault(sc.chunk.table or db.name, []).append(sc)
+    parts = ["", "-- Retrieved documentation", ""]
+    for tname in [*tables, *(k for k in by_table if k not in tables)]:
+        for sc in by_table.get(tname, []):
+            parts.append(f"### {sc.chunk.title} (relevance {sc.score:.2f})\n{sc.chunk.text}\n")
+    return "\n" + "\n".join(parts).rstrip() + "\n"
+
+
 # The focused schema of an explicit selection (e.g. a TableRanking's tables, columns, described).
 format_focused_schema_tables = format_tables
 
@@ -495,16 +510,7 @@ def format_focused_schema(
             text = format_ranking(db, ranking, ddl, ddl_budget)
         else:
             text = format_tables(db, tbls, shown_columns, ddl=ddl, described=described)
-        if chs:
-            by_table: dict[str, list] = {}
-            for sc in chs:
-                by_table.setdefault(sc.chunk.table or db.name, []).append(sc)
-            parts = ["", "-- Retrieved documentation", ""]
-            for tname in [*tbls, *(k for k in by_table if k not in tbls)]:
-                for sc in by_table.get(tname, []):
-                    parts.append(f"### {sc.chunk.title} (relevance {sc.score:.2f})\n{sc.chunk.text}\n")
-            text += "\n" + "\n".join(parts).rstrip() + "\n"
-        return text
+        return text + docs_section(db, chs, tbls)
 
     out = render(tables, chunks)
     if token_budget is None:

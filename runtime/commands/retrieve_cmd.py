@@ -1,4 +1,9 @@
-"""``schemarag retrieve --db DB "question"``: chunks, scores and metadata for one question.
+"""``schemarag retrieve --db DB "question"``: the focused tables for one question, with evidence.
+
+What it prints is what every surface serves (see ``runtime.search.focused``): the table ranking
+(at most 15 tables by default, each with the columns it shows), FK neighbours the ranking took,
+then the top chunks behind it. ``--table-budget 0`` prints only the chunks and every FK neighbour
+of the tables they name (the raw evidence).
 
 With ``--debug`` the one-time start-up (opening and verifying the index, loading the embedding
 model and running its first inference) is timed here, apart from the per-query timings the
@@ -44,8 +49,8 @@ def add_focus_arguments(parser: argparse.ArgumentParser) -> None:
         "--table-budget",
         type=int,
         default=None,
-        help="focus on at most N tables ranked from all evidence, with focused columns (the selection "
-        "`schemarag eval` measures; default: retrieved tables + FK neighbours, or 15 with --focus)",
+        help="at most N tables ranked from all evidence, each with its focused columns (the selection "
+        "`schemarag eval` measures; default 15; 0: no ranking, chunks and all their FK neighbours)",
     )
     parser.add_argument(
         "--focus",
@@ -64,8 +69,10 @@ def add_focus_arguments(parser: argparse.ArgumentParser) -> None:
 
 def table_focus(args: argparse.Namespace) -> TableFocus:
     """What ``--table-budget``, ``--focus`` and ``--adaptive`` ask of the table ranking."""
-    if args.table_budget is not None and args.table_budget < 1:
-        raise ConfigError(f"--table-budget {args.table_budget}: use a whole number >= 1")
+    if args.table_budget is not None and args.table_budget < 0:
+        raise ConfigError(f"--table-budget {args.table_budget}: use a whole number >= 1 (0: no ranking)")
+    if args.table_budget == 0 and (args.focus is not None or args.adaptive):
+        raise ConfigError("--table-budget 0 ranks no tables; --focus and --adaptive need a budget >= 1")
     return TableFocus(args.table_budget, args.focus, args.adaptive)
 
 
@@ -100,27 +107,30 @@ def run(args: argparse.Namespace) -> int:
         **ranking.search_kwargs(),
     )
     if args.json:
-        payload = result.to_dict()
+        payload = {"database": args.db, **result.to_dict()}
         if args.debug:
             payload["startup_ms"] = {k: round(v, 3) for k, v in startup.items()}
         json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     m = result.metadata
-    print(
-        f"{args.db} (key {m.artifact_key}): {m.chunks_returned} of {m.total_chunks_searched} chunks, "
-        f"avg relevance {m.avg_relevance_score:.2f}"
-    )
+    print(f"{args.db} (key {m.artifact_key})")
     if m.nothing_relevant:
         print(f"  {m.message}")
+    if result.ranking is not None:
+        _print_ranking(result.ranking, set(result.expanded_tables))
+    else:
+        if result.tables:
+            print(f"tables: {', '.join(result.tables)}")
+        if result.expanded_tables:
+            print(f"FK neighbours: {', '.join(result.expanded_tables)}")
+    if result.chunks:
+        print(
+            f"evidence: top {m.chunks_returned} of {m.total_chunks_searched} chunks at relevance >= "
+            f"{m.relevance_threshold:g} (avg {m.avg_relevance_score:.2f})"
+        )
     for sc in result.chunks:
         print(f"  {sc.score:.3f}  {sc.chunk.chunk_type:<12} {sc.chunk.title}")
-    if result.tables:
-        print(f"tables: {', '.join(result.tables)}")
-    if result.expanded_tables:
-        print(f"FK neighbours: {', '.join(result.expanded_tables)}")
-    if result.ranking is not None:
-        _print_ranking(result.ranking)
     if args.debug:
         print(
             "start-up timings (ms, once per process): "
@@ -131,8 +141,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_ranking(ranking: TableRanking) -> None:
-    """The budgeted selection: per kept table, the columns shown as DDL and those named only."""
+def _print_ranking(ranking: TableRanking, neighbours: set[str]) -> None:
+    """The budgeted selection: per kept table, the columns shown as DDL and those named only;
+    a table the ranking took as a foreign-key neighbour of a better-ranked one says so."""
     cap = f", capped at {ranking.token_budget} tokens" if ranking.token_budget is not None else ""
     how = ", adaptive" if ranking.adaptive else ""
     print(f"focused tables ({ranking.focus} focus{how}, {len(ranking.tables)} kept{cap}):")
@@ -140,4 +151,5 @@ def _print_ranking(ranking: TableRanking) -> None:
         shown = ", ".join(ranking.columns.get(t, [])) or "-"
         named = ranking.compact.get(t, [])
         extra = f"  (+ {len(named)} named only)" if named else ""
-        print(f"  {ranking.scores.get(t, 0.0):.3f}  {t}: {shown}{extra}")
+        via = "  [FK neighbour]" if t in neighbours else ""
+        print(f"  {ranking.scores.get(t, 0.0):.3f}  {t}: {shown}{extra}{via}")

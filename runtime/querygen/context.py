@@ -1,5 +1,10 @@
 """The schema context of a prompt: full schema, or focused schema from retrieval, with metadata.
 
+Documentation goes into every prompt: a database below the table threshold is sent whole, *and*
+followed by the docs retrieved for the question (``docs_included`` says how many fit the
+``token_budget``; a doc that defines "overdue" must reach the model on a 3-table database too).
+A larger one gets the focused schema (the table ranking every surface serves) with its docs.
+
 DDL comes pre-rendered from the pinned index version (``ddl``, the artifact's
 ``tables.parquet`` pieces), so a request only joins strings: no SQL parsing per request.
 Retrieval is injected as a plain callable ``(question, top_k, threshold) -> RetrievalResult``
@@ -96,13 +101,24 @@ def build_context(
 
         format_full = format_full or full_from_pieces
         format_focused = format_focused or formatting.format_focused_schema
-    if decision.strategy == "full":
-        log.info("query generator: full schema for %s (%s)", db.name, decision.reason)
-        return SchemaContext(format_full(db), _full_metadata(db, decision), decision)
-
     retrieve = retrieve or default_retrieve(db)
     k = top_k if top_k is not None else config.top_k
     threshold = relevance_threshold if relevance_threshold is not None else config.relevance_threshold
+    if decision.strategy == "full":
+        log.info("query generator: full schema for %s (%s)", db.name, decision.reason)
+        # Small enough to send whole, but what the docs say still belongs in the prompt. A
+        # caller that turned retrieval off (flag or ENABLE_DOC_RETRIEVAL) gets the schema alone.
+        wants_docs = use_retrieval is None and config.enable_doc_retrieval
+        if not wants_docs:
+            return SchemaContext(format_full(db), _full_metadata(db, decision), decision)
+        try:
+            found = retrieve(question, k, threshold)
+        except Exception as exc:
+            log.debug("retrieval failure details", exc_info=True)
+            meta = _full_metadata(db, decision)
+            meta["docs_missing_reason"] = f"Retrieval failed: {type(exc).__name__}: {exc}"
+            return SchemaContext(format_full(db), meta, decision)
+        return _full_with_docs(db, decision, found, token_budget, format_full)
     try:
         result = retrieve(question, k, threshold)
         if not result.chunks:
@@ -112,11 +128,13 @@ def build_context(
         log.debug("retrieval failure details", exc_info=True)
         return _fallback(db, decision, f"Retrieval failed: {type(exc).__name__}: {exc}", format_full)
     if use_retrieval is None:
-        # RAG exists to shrink the context; when the focused schema (tables + neighbours + docs)
-        # is not smaller than the whole schema, the complete schema is the better prompt.
+        # RAG exists to shrink the context; when the focused schema (tables + docs) is not
+        # smaller than the whole schema, the complete schema with the same docs is the better prompt.
         full_text = format_full(db)
         if estimate_tokens(text) >= estimate_tokens(full_text):
-            return _fallback(db, decision, "Focused schema was not smaller than the full schema", format_full)
+            ctx = _full_with_docs(db, decision, result, token_budget, format_full)
+            ctx.metadata["fallback_reason"] = "Focused schema was not smaller than the full schema"
+            return ctx
     meta = _rag_metadata(result, decision)
     log.info(
         "query generator: RAG for %s (%s): %d chunks, tables %s, avg relevance %.3f",
@@ -133,6 +151,34 @@ def _fallback(
     meta = _full_metadata(db, decision)
     meta["fallback_reason"] = reason
     return SchemaContext(format_full(db), meta, decision)
+
+
+def _full_with_docs(
+    db: Database,
+    decision: StrategyDecision,
+    result: Any,
+    token_budget: int | None,
+    format_full: FullFormatter,
+) -> SchemaContext:
+    """The whole schema and, after it, the docs retrieved for the question (lowest-scoring dropped
+    first under ``token_budget``; the schema is never cut)."""
+    from schemarag.runtime import formatting
+
+    schema = format_full(db)
+    chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
+    tables = [t.name for t in db.tables]
+    text = schema + formatting.docs_section(db, chunks, tables)
+    while token_budget is not None and chunks and estimate_tokens(text) > token_budget:
+        chunks = chunks[:-1]
+        text = schema + formatting.docs_section(db, chunks, tables)
+    meta = _full_metadata(db, decision)
+    meta["chunks_retrieved"] = len(result.chunks)
+    meta["docs_included"] = len(chunks)
+    key = getattr(getattr(result, "metadata", None), "artifact_key", None)
+    if key:
+        meta["artifact_key"] = key
+    log.info("query generator: full schema for %s with %d retrieved doc chunk(s)", db.name, len(chunks))
+    return SchemaContext(text, meta, decision, result)
 
 
 def _full_metadata(db: Database, decision: StrategyDecision) -> dict[str, Any]:

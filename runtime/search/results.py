@@ -78,10 +78,16 @@ class RetrievalResult:
     schema: Any | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"chunks": [c.to_dict() for c in self.chunks], "metadata": self.metadata.to_dict()}
-        if self.ranking is not None:
-            out["ranking"] = self.ranking.to_dict()
-        return out
+        """What ``retrieve --json``, ``POST /v1/retrieve`` and MCP ``search_schema`` return: the
+        focused tables (``ranking``; null when no ranking was asked for or nothing was relevant),
+        the tables ranked on their own and the FK neighbours taken with them, and the chunks."""
+        return {
+            "tables": list(self.tables),
+            "expanded_tables": list(self.expanded_tables),
+            "ranking": self.ranking.to_dict() if self.ranking is not None else None,
+            "chunks": [c.to_dict() for c in self.chunks],
+            "metadata": self.metadata.to_dict(),
+        }
 
 
 @dataclass

@@ -41,18 +41,15 @@ from schemarag.runtime.formatting import TableDDL
 from schemarag.runtime.schema import Database
 from schemarag.runtime.search.chunk_scores import METHODS, question_windows, score_windows
 from schemarag.runtime.search.embedding import Embedder, ModelSpec
+from schemarag.runtime.search.focused import DEFAULT_TABLE_BUDGET, focused_ranking, neighbour_picks
 from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.model_catalog import calibration_for, index_model_spec
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import (
     ADAPTIVE_BUDGET,
-    DEFAULT_COLUMN_POLICY,
-    DEFAULT_FOCUS_TABLE_BUDGET,
     AdaptiveBudget,
     ColumnPolicy,
-    focus_name,
-    rank_tables_from_scores,
     resolve_focus,
 )
 from schemarag.runtime.search.versions import ServedVersion
@@ -267,17 +264,24 @@ class Retriever:
         focus: str | ColumnPolicy | None = None,
         adaptive: bool | AdaptiveBudget = False,
     ) -> RetrievalResult:
-        """Top-k chunks at or above the threshold, descending score, plus FK expansion.
+        """The focused tables for ``question`` (the table ranking), with the top-k chunks at or
+        above the threshold as their evidence.
 
-        With ``table_budget``, the result also carries the budgeted table ranking (the
-        selection ``schemarag eval`` measures), which the focused-schema formatter then uses.
-        ``focus`` says what each ranked table shows: ``"default"`` (focused columns as DDL with
-        descriptions), ``"compact"`` (the focused schema capped at 30 % of the full one; see
-        ``table_ranking.FOCUS_POLICIES``) or a :class:`ColumnPolicy`. A focus without a table
-        budget ranks ``DEFAULT_FOCUS_TABLE_BUDGET`` (15) tables. ``adaptive`` (``True`` for the
-        shipped :data:`ADAPTIVE_BUDGET`, or an :class:`AdaptiveBudget`) makes the number of
-        tables per question: the table budget (15 if not given) becomes a ceiling, and a
-        question whose evidence and routing are clear keeps fewer.
+        By default the result carries the budgeted table ranking (``result.ranking``: at most
+        ``table_budget`` tables, default :data:`DEFAULT_TABLE_BUDGET` = 15, ranked from all
+        evidence; the selection ``schemarag eval`` measures and the focused-schema formatter
+        renders). ``result.tables`` are the tables ranked on their own score and
+        ``result.expanded_tables`` the foreign-key neighbours the ranking took with them (see
+        ``focused.neighbour_picks``), both in rank order. ``focus`` says what each ranked table
+        shows: ``"default"`` (focused columns as DDL with descriptions), ``"compact"`` (the
+        focused schema capped at 30 % of the full one and never above the default focus; see
+        ``table_ranking.FOCUS_POLICIES``) or a :class:`ColumnPolicy`. ``adaptive`` (``True`` for
+        the shipped :data:`ADAPTIVE_BUDGET`, or an :class:`AdaptiveBudget`) makes the number of
+        tables per question: the table budget becomes a ceiling, and a question whose evidence
+        and routing are clear keeps fewer.
+
+        ``table_budget=0`` skips the ranking: the chunks, the tables they name and every FK
+        neighbour of those (the raw evidence; what a chunk-search benchmark times).
         """
         t0 = time.perf_counter()
         art = self.snapshot()
@@ -300,10 +304,13 @@ class Retriever:
         settings = RetrievalSettings.resolve(top_k, relevance_threshold)
         policy = resolve_focus(focus)  # a misspelt focus fails before any scoring
         budget_rule = ADAPTIVE_BUDGET if adaptive is True else adaptive or None
-        if (policy is not None or budget_rule is not None) and table_budget is None:
-            table_budget = DEFAULT_FOCUS_TABLE_BUDGET
-        if table_budget is not None and table_budget < 1:
-            raise ConfigError(f"table_budget {table_budget}: use a whole number >= 1")
+        if table_budget is None:
+            table_budget = DEFAULT_TABLE_BUDGET
+        if table_budget < 0 or (table_budget == 0 and (policy is not None or budget_rule is not None)):
+            raise ConfigError(
+                f"table_budget {table_budget}: use a whole number >= 1 (0, chunks only, takes no focus "
+                "or adaptive budget)"
+            )
         timings: dict[str, float] = {"load": (time.perf_counter() - t0) * 1000}
         rel, lex, cos = self.score_chunks(question, "hybrid", timings, snapshot=art)
         t1 = time.perf_counter()
@@ -343,18 +350,15 @@ class Retriever:
             ddl=art.ddl,
             schema=art.schema,
         )
-        if table_budget is not None and chunks:
-            result.ranking = rank_tables_from_scores(
-                art,
-                rel,
-                table_budget,
-                question=question,
-                policy=policy,
-                adaptive=budget_rule,
-                calibration=self.calibration,
+        if table_budget and chunks:
+            ranking = focused_ranking(
+                art, rel, table_budget, question, policy, budget_rule, calibration=self.calibration
             )
-            result.ranking.focus = focus_name(policy or DEFAULT_COLUMN_POLICY)
-            result.ranking.adaptive = budget_rule is not None
+            picks = neighbour_picks(ranking)
+            result.ranking = ranking
+            result.tables = [t for t in ranking.tables if t not in picks]
+            result.expanded_tables = picks
+            meta.tables_included, meta.expanded_tables = result.tables, result.expanded_tables
         timings["format"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         if debug:
@@ -425,14 +429,12 @@ class PinnedIndex:
     ) -> TableRanking:
         resolved = resolve_focus(policy)
         rel, _, _ = self.retriever.score_chunks(question, method, snapshot=self.artifact)
-        ranking = rank_tables_from_scores(
+        return focused_ranking(
             self.artifact,
             rel,
             budget,
+            question,
+            resolved,
             fk_expand=fk_expand,
-            question=question,
-            policy=resolved,
             calibration=self.retriever.calibration,
         )
-        ranking.focus = focus_name(resolved or DEFAULT_COLUMN_POLICY)
-        return ranking

@@ -34,20 +34,23 @@ you want ready-to-use CREATE TABLE statements plus documentation within a token 
 LIST_DATABASES = """List the databases you can query, with their index version and table count.
 Call this first when you do not know the database name; every other tool needs one of these names."""
 
-SEARCH_SCHEMA = """Search a database's schema documentation for a natural-language question.
-Returns the top_k best-matching chunks (table, column and doc passages) with relevance scores in
-[0, 1], the tables they cover in rank order, and their foreign-key neighbours (tables you may need
-for joins). Use it to find out WHICH tables and columns matter; use get_schema to get their DDL.
+SEARCH_SCHEMA = """Search a database's schema and documentation for a natural-language question.
+Returns `ranking`: the tables to use (at most `table_budget`, default 15), best first, each with
+its relevance in [0, 1] and the columns that matter; `tables` (ranked on their own evidence) and
+`expanded_tables` (foreign-key neighbours the ranking took along, for joins); and, as evidence,
+the top_k best-matching chunks (table, column and doc passages). Use it to find out WHICH tables
+and columns matter; use get_schema to get their DDL.
 If metadata.nothing_relevant is true, the database probably cannot answer the question."""
 
 GET_SCHEMA = """Get a focused schema for writing SQL: CREATE TABLE statements for the tables relevant
-to `question` (or for the explicit `tables` you name) plus their foreign-key neighbours, followed by
-the retrieved documentation, trimmed to `token_budget` tokens (lowest-relevance material dropped
-first). Give `question` normally; give `tables` when you already know which tables you need.
-With a question, `focus` ranks the tables (at most `table_budget`, default 15) and shows each one's
-relevant columns: "default" as DDL with descriptions, "compact" the whole schema at most ~30% of the
-full one (lower-ranked tables shrink to a line of column names; no table is dropped); `adaptive`
-keeps fewer tables when the question is clear and the whole `table_budget` when it is not.
+to `question` (at most `table_budget`, default 15, ranked from all evidence, the foreign-key
+neighbours needed for joins among them), each showing its relevant columns, followed by the
+retrieved documentation, trimmed to `token_budget` tokens. Or give the explicit `tables` you
+already know you need (their foreign-key neighbours come along). `focus` says what each ranked
+table shows: "default" (the default) DDL with descriptions, "compact" at most ~30% of the full
+schema and never more than "default" (lower-ranked tables shrink to a line of column names; no
+table is dropped); `adaptive` keeps fewer tables when the question is clear and the whole
+`table_budget` when it is not.
 This is what to put in your context before writing a query; it is much smaller than the full schema."""
 
 VALIDATE_SQL = """Check one SQL statement against the database's real schema before running or showing it.
@@ -97,11 +100,22 @@ def build_mcp(
         return {"databases": await run(service.databases, principal_of(ctx))}
 
     @mcp.tool(description=SEARCH_SCHEMA)
-    async def search_schema(database: str, question: str, ctx: Context, top_k: int = 5) -> dict[str, Any]:
+    async def search_schema(
+        database: str,
+        question: str,
+        ctx: Context,
+        top_k: int = 5,
+        table_budget: int | None = None,
+        focus: Literal["default", "compact"] | None = None,
+        adaptive: bool = False,
+    ) -> dict[str, Any]:
         if not 1 <= top_k <= 100:
             raise ToolError(f"top_k must be between 1 and 100, got {top_k}")
+        if table_budget is not None and not 1 <= table_budget <= 100:
+            raise ToolError(f"table_budget must be between 1 and 100, got {table_budget}")
         check(question)
-        return await run(service.retrieve, principal_of(ctx), database, question, top_k, None)
+        ranking = TableFocus(table_budget, focus, adaptive)
+        return await run(service.retrieve, principal_of(ctx), database, question, top_k, None, ranking)
 
     @mcp.tool(description=GET_SCHEMA)
     async def get_schema(

@@ -28,12 +28,6 @@ class _Body(BaseModel):
     database: str = Field(min_length=1, max_length=128, description="database name (GET /v1/databases)")
 
 
-class RetrieveBody(_Body):
-    question: str = Field(min_length=1, description="natural-language question")
-    top_k: int | None = Field(default=None, ge=1, description="chunks to return (default 5)")
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0, description="minimum relevance in [0, 1]")
-
-
 class _Ranked(BaseModel):
     """The table-ranking fields of POST /v1/schema and /v1/generate."""
 
@@ -41,7 +35,7 @@ class _Ranked(BaseModel):
         default=None,
         ge=1,
         description="with a question: at most N tables ranked from all evidence, each with its "
-        "focused columns (default: retrieved tables + FK neighbours; 15 when 'focus' is given)",
+        "focused columns (default 15: the selection the README's quality figures measure)",
     )
     focus: Focus | None = Field(
         default=None,
@@ -57,6 +51,12 @@ class _Ranked(BaseModel):
 
     def table_focus(self) -> TableFocus:
         return TableFocus(self.table_budget, self.focus, self.adaptive)
+
+
+class RetrieveBody(_Body, _Ranked):
+    question: str = Field(min_length=1, description="natural-language question")
+    top_k: int | None = Field(default=None, ge=1, description="evidence chunks to return (default 5)")
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0, description="minimum relevance in [0, 1]")
 
 
 class SchemaBody(_Body, _Ranked):
@@ -111,13 +111,22 @@ async def databases(request: Request) -> Response:
     return json_response({"databases": await rt.call(rt.service.databases, principal)})
 
 
-@router.post("/v1/retrieve", summary="Chunks, scores, tables and FK neighbours for a question")
+@router.post(
+    "/v1/retrieve", summary="Focused tables for a question (the table ranking), with the chunks behind it"
+)
 async def retrieve(body: RetrieveBody, request: Request) -> Response:
     rt = _rt(request)
     rt.check_question(body.question, request)
     rt.check_top_k(body.top_k)
+    rt.check_top_k(body.table_budget, "table_budget")
     out = await rt.call(
-        rt.service.retrieve, request.state.principal, body.database, body.question, body.top_k, body.threshold
+        rt.service.retrieve,
+        request.state.principal,
+        body.database,
+        body.question,
+        body.top_k,
+        body.threshold,
+        body.table_focus(),
     )
     return json_response(out)
 

@@ -179,14 +179,17 @@ class SchemaService:
         return pinned.search(question, top_k=top_k, relevance_threshold=threshold, debug=True, **extra)
 
     def retrieve(
-        self, principal: Principal, db: str, question: str, top_k: int | None, threshold: float | None
+        self,
+        principal: Principal,
+        db: str,
+        question: str,
+        top_k: int | None,
+        threshold: float | None,
+        ranking: TableFocus | None = None,
     ) -> dict[str, Any]:
-        result = self._search(self.retriever(principal, db).pin(), question, top_k, threshold)
-        out = result.to_dict()
-        out["database"] = db
-        out["tables"] = result.tables
-        out["expanded_tables"] = result.expanded_tables
-        return out
+        """The focused tables for ``question`` and the chunks behind them (``retrieve --json``)."""
+        result = self._search(self.retriever(principal, db).pin(), question, top_k, threshold, ranking)
+        return {"database": db, **result.to_dict()}
 
     def schema(
         self,

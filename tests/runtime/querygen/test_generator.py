@@ -81,14 +81,43 @@ def test_25_tables_with_rag_enabled_retrieves_focused_context(make_db) -> None:
     assert p.usage["schema_tokens"] < p.usage["prompt_tokens"]
 
 
-def test_5_tables_use_full_schema_without_retrieval(make_db) -> None:
+def test_5_tables_use_full_schema_with_the_retrieved_docs(make_db) -> None:
+    """Small enough to send whole, but the docs for the question still go in (issue 26)."""
     db = make_db(5)
-    retrieve = Recorder(AssertionError("must not be called"))
+    retrieve = Recorder(result_for(db, {"t3": 0.8, "t1": 0.5}))
     p = prepare_prompt(QUESTION, db, retrieve=retrieve, config=StrategyConfig())
-    assert retrieve.calls == []
+    assert retrieve.calls == [(QUESTION, None, None)]
     assert p.metadata == {"strategy": "full", "tables_included": ["t1", "t2", "t3", "t4", "t5"],
-                          "strategy_reason": "5 tables < RETRIEVAL_TABLE_THRESHOLD 10"}  # fmt: skip
-    assert created_tables(p.messages[1]["content"]) == ["t1", "t2", "t3", "t4", "t5"]
+                          "strategy_reason": "5 tables < RETRIEVAL_TABLE_THRESHOLD 10",
+                          "chunks_retrieved": 2, "docs_included": 2, "artifact_key": "key123"}  # fmt: skip
+    user = p.messages[1]["content"]
+    assert created_tables(user) == ["t1", "t2", "t3", "t4", "t5"]
+    docs = user.split("-- Retrieved documentation", 1)[1]
+    assert docs.index("t1 documentation") < docs.index("t3 documentation")  # tables in schema order
+
+
+def test_small_database_docs_respect_the_token_budget_never_the_schema(make_db) -> None:
+    db = make_db(5)
+    retrieve = Recorder(result_for(db, {"t3": 0.8, "t1": 0.5}))
+    whole = prepare_prompt(QUESTION, db, retrieve=retrieve, config=StrategyConfig())
+    schema_only = prepare_prompt(
+        QUESTION, db, retrieve=retrieve, config=StrategyConfig(), use_retrieval=False
+    )
+    budget = schema_only.usage["schema_tokens"] + 35  # room for one short doc, not two
+    tight = prepare_prompt(QUESTION, db, retrieve=retrieve, config=StrategyConfig(), token_budget=budget)
+    assert tight.metadata["docs_included"] == 1 and whole.metadata["docs_included"] == 2
+    assert "t3 documentation" in tight.context.text and "t1 documentation" not in tight.context.text
+    none = prepare_prompt(QUESTION, db, retrieve=retrieve, config=StrategyConfig(), token_budget=10)
+    assert none.metadata["docs_included"] == 0
+    assert created_tables(none.context.text) == ["t1", "t2", "t3", "t4", "t5"]
+    assert "docs_included" not in schema_only.metadata  # --no-retrieval: the schema alone
+
+
+def test_small_database_without_an_index_sends_the_schema_and_says_why(make_db) -> None:
+    retrieve = Recorder(ArtifactNotFoundError("artifacts/synthetic: no published index"))
+    p = prepare_prompt(QUESTION, make_db(5), retrieve=retrieve, config=StrategyConfig())
+    assert p.metadata["strategy"] == "full" and len(created_tables(p.context.text)) == 5
+    assert p.metadata["docs_missing_reason"].startswith("Retrieval failed: ArtifactNotFoundError")
 
 
 def test_disabled_retrieval_uses_full_schema_for_a_large_database(make_db) -> None:
@@ -99,10 +128,12 @@ def test_disabled_retrieval_uses_full_schema_for_a_large_database(make_db) -> No
 
 
 def test_threshold_15_with_12_tables_uses_full_schema(make_db) -> None:
-    retrieve = Recorder(AssertionError("must not be called"))
+    db = make_db(12)
+    retrieve = Recorder(result_for(db, {"t2": 0.6}))
     cfg = StrategyConfig.from_env({"RETRIEVAL_TABLE_THRESHOLD": "15"})
-    p = prepare_prompt(QUESTION, make_db(12), retrieve=retrieve, config=cfg)
-    assert p.metadata["strategy"] == "full" and retrieve.calls == []
+    p = prepare_prompt(QUESTION, db, retrieve=retrieve, config=cfg)
+    assert p.metadata["strategy"] == "full" and len(created_tables(p.context.text)) == 12
+    assert p.metadata["docs_included"] == 1
 
 
 def test_flag_forces_rag_on_3_tables(make_db) -> None:

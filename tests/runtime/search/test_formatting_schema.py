@@ -45,7 +45,7 @@ def _fk_targets(create: exp.Create) -> set[str]:
 
 def test_focused_schema_covers_retrieved_tables_and_fk_neighbours(ecommerce: Retriever) -> None:
     db = ecommerce.schema
-    res = ecommerce.search("Show me all orders from last month", top_k=2)
+    res = ecommerce.search("Show me all orders from last month", top_k=2, table_budget=0)
     assert res.tables == ["orders"] and res.expanded_tables == ["users"]
     text = format_focused_schema(db, res)
     creates = _creates(_ddl_part(text), db.dialect)
@@ -166,7 +166,7 @@ def test_token_budget_drops_lowest_scoring_material_first(ecommerce: Retriever) 
 
 def test_token_budget_drops_docs_then_neighbours_never_retrieved_tables(ecommerce: Retriever) -> None:
     db = ecommerce.schema
-    res = ecommerce.search("Show me all orders from last month", top_k=1)
+    res = ecommerce.search("Show me all orders from last month", top_k=1, table_budget=0)
     assert res.tables == ["orders"] and res.expanded_tables == ["users"]
     only_orders = format_focused_schema_tables(db, ["orders"])
     tight = format_focused_schema(db, res, token_budget=estimate_tokens(only_orders))
@@ -184,7 +184,7 @@ def test_focused_schema_for_empty_result_is_empty(ecommerce: Retriever) -> None:
 
 def test_focused_schema_on_sqlite_chain_database(chain_artifacts: Path) -> None:
     r = Retriever.open("chain", artifacts=chain_artifacts)
-    res = r.search("courier parcel tracking number", top_k=1)
+    res = r.search("courier parcel tracking number", top_k=1, table_budget=0)
     text = format_focused_schema(r.schema, res)
     creates = _creates(_ddl_part(text), "sqlite")
     assert list(creates) == ["a", "b"]

@@ -104,7 +104,11 @@ def test_cli_json_shape(built_artifacts: Path, capsys: pytest.CaptureFixture[str
     out = _cli_json(
         capsys, "--artifacts", str(built_artifacts), "--db", "ecommerce", "Show me all orders from last month"
     )
-    assert set(out) == {"chunks", "metadata"}
+    assert set(out) == {"database", "tables", "expanded_tables", "ranking", "chunks", "metadata"}
+    assert out["database"] == "ecommerce" and out["tables"][0] == "orders"
+    assert [t["table"] for t in out["ranking"]["tables"]] == sorted(
+        out["tables"] + out["expanded_tables"], key=[t["table"] for t in out["ranking"]["tables"]].index
+    )
     assert 1 <= len(out["chunks"]) <= 5
     for chunk in out["chunks"]:
         assert set(chunk) == CHUNK_KEYS
@@ -150,7 +154,9 @@ def test_cli_text_output(built_artifacts: Path, capsys: pytest.CaptureFixture[st
     args = ["retrieve", "--artifacts", str(built_artifacts), "--db", "ecommerce"]
     assert main([*args, "Show me all orders from last month", "--debug"]) == 0
     out = capsys.readouterr().out
-    assert "orders.created_at" in out and "tables: orders" in out and "timings (ms)" in out
+    assert "orders.created_at" in out and "timings (ms)" in out
+    focused = out.split("focused tables (default focus, ", 1)[1].split("evidence: top ", 1)[0]
+    assert focused.splitlines()[1].split()[1] == "orders:"  # the best table first, with its columns
     assert main([*args, "What is the weather in Paris today?"]) == 0
     assert "no relevant documentation found" in capsys.readouterr().out
 

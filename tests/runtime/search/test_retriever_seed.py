@@ -122,13 +122,13 @@ def test_relevance_of_every_chunk_is_in_unit_interval(ecommerce: Retriever, b2b:
 
 def test_fk_expansion_both_directions_on_ecommerce(ecommerce: Retriever) -> None:
     """SDR-REQ-06: orders pulls in users (orders.user_id -> users.id), and users pulls in orders."""
-    res = ecommerce.search("Show me all orders from last month", top_k=1)
+    res = ecommerce.search("Show me all orders from last month", top_k=1, table_budget=0)
     assert res.tables == ["orders"]
     assert res.expanded_tables == ["users"]
-    res = ecommerce.search("users who opted in to marketing e-mails", top_k=1)
+    res = ecommerce.search("users who opted in to marketing e-mails", top_k=1, table_budget=0)
     assert res.tables == ["users"]
     assert res.expanded_tables == ["orders"]
-    res = ecommerce.search("Which products are low on stock?", top_k=1)
+    res = ecommerce.search("Which products are low on stock?", top_k=1, table_budget=0)
     assert res.tables == ["products"]
     assert res.expanded_tables == []  # products has no foreign keys in this schema
 
@@ -136,24 +136,24 @@ def test_fk_expansion_both_directions_on_ecommerce(ecommerce: Retriever) -> None
 def test_fk_expansion_is_one_hop_on_chain_database(chain_artifacts: Path) -> None:
     """A -> B -> C: retrieving A expands to B only; C (two hops) is not included."""
     r = Retriever.open("chain", artifacts=chain_artifacts)
-    res = r.search("courier parcel tracking number", top_k=1)
+    res = r.search("courier parcel tracking number", top_k=1, table_budget=0)
     assert res.tables == ["a"], _ids(res)
     assert "b" in res.expanded_tables
     assert "c" not in res.expanded_tables
     assert res.metadata.expanded_tables == ["b"]
     # reverse direction, still one hop: retrieving C pulls in B (which references C), not A
-    res = r.search("marketing name of the sales region", top_k=1)
+    res = r.search("marketing name of the sales region", top_k=1, table_budget=0)
     assert res.tables == ["c"], _ids(res)
     assert res.expanded_tables == ["b"]
     # the middle table has both neighbours
-    res = r.search("loading docks for trucks at the warehouse", top_k=1)
+    res = r.search("loading docks for trucks at the warehouse", top_k=1, table_budget=0)
     assert res.tables == ["b"], _ids(res)
     assert res.expanded_tables == ["a", "c"]
 
 
 def test_fk_expansion_is_one_hop_on_b2b_saas(b2b: Retriever) -> None:
     """invoice_line_items -> invoices -> subscriptions: subscriptions is two hops away."""
-    res = b2b.search("Which invoice line items belong to each invoice?", top_k=1)
+    res = b2b.search("Which invoice line items belong to each invoice?", top_k=1, table_budget=0)
     assert res.tables == ["invoice_line_items"], _ids(res)
     assert "invoices" in res.expanded_tables
     assert "subscriptions" not in res.expanded_tables
@@ -161,7 +161,7 @@ def test_fk_expansion_is_one_hop_on_b2b_saas(b2b: Retriever) -> None:
 
 
 def test_metadata_counts_and_averages(ecommerce: Retriever, built_artifacts: Path) -> None:
-    res = ecommerce.search("Which users have placed the most orders?")
+    res = ecommerce.search("Which users have placed the most orders?", table_budget=0)
     m = res.metadata
     import pyarrow.parquet as pq
 
@@ -186,3 +186,24 @@ def test_debug_metadata_has_timing_breakdown(ecommerce: Retriever) -> None:
         assert isinstance(t[stage], float) and t[stage] >= 0.0
     d = res.to_dict()["metadata"]["timings_ms"]
     assert set(d) == set(t)
+
+
+def test_by_default_the_ranking_chooses_the_fk_neighbours(b2b: Retriever) -> None:
+    """The default search is the table ranking: FK neighbours are the ones it took out of score
+    order (each adjacent to a better-ranked kept table), not every neighbour of every hit."""
+    res = b2b.search("Which invoice line items belong to each invoice?")
+    ranking = res.ranking
+    assert ranking is not None and len(ranking.tables) <= 15
+    assert sorted(res.tables + res.expanded_tables, key=ranking.tables.index) == ranking.tables
+    assert not set(res.tables) & set(res.expanded_tables)
+    kept = ranking.tables
+    for t in res.expanded_tables:
+        before = set(kept[: kept.index(t)])
+        assert b2b.schema.neighbours(t) & before, t  # joins a table the ranking kept before it
+    # a neighbour whose own score did not earn a place is not added wholesale
+    every_neighbour = {n for t in res.tables for n in b2b.schema.neighbours(t)}
+    assert set(res.expanded_tables) <= every_neighbour
+    assert res.metadata.tables_included == res.tables
+    assert res.metadata.expanded_tables == res.expanded_tables
+    chunk_only = b2b.search("Which invoice line items belong to each invoice?", table_budget=0)
+    assert chunk_only.ranking is None and chunk_only.chunks == res.chunks  # the same evidence

@@ -23,8 +23,10 @@ def _created(text: str) -> list[str]:
 
 def test_search_with_budget_carries_the_ranking_and_the_formatter_uses_it(built_artifacts: Path) -> None:
     r = Retriever.open("b2b_saas", artifacts=built_artifacts)
-    plain = r.search(QUESTION)
-    assert plain.ranking is None
+    plain = r.search(QUESTION)  # the default: the ranking, 15 tables, the default focus
+    assert plain.ranking is not None and plain.ranking.focus == "default"
+    assert plain.ranking.tables == r.rank_tables(QUESTION, 15).tables
+    assert r.search(QUESTION, table_budget=0).ranking is None  # chunks only, on request
     budgeted = r.search(QUESTION, table_budget=4)
     assert budgeted.ranking is not None and 1 <= len(budgeted.ranking.tables) <= 4
     assert budgeted.ranking.tables == r.rank_tables(QUESTION, 4).tables  # the eval's selection
@@ -90,6 +92,8 @@ def test_compact_focus_caps_the_whole_text_and_keeps_every_ranked_table(built_ar
     assert cap is not None and cap <= COMPACT_COLUMN_POLICY.context_share * full + 1
     text = format_focused_schema(r.schema, compact)  # DDL and retrieved docs together
     assert estimate_tokens(text) <= cap
+    # compact exists to be smaller: never a larger prompt than the default focus (issue 26)
+    assert estimate_tokens(text) <= estimate_tokens(format_focused_schema(r.schema, default))
     shown = [a or b for a, b in _shown_tables(text)]
     assert sorted(shown) == sorted(compact.ranking.tables)  # thinned, never dropped
     tight = format_focused_schema(r.schema, compact, token_budget=cap // 2)  # a caller's smaller cap
@@ -97,7 +101,7 @@ def test_compact_focus_caps_the_whole_text_and_keeps_every_ranked_table(built_ar
     assert sorted(a or b for a, b in _shown_tables(tight)) == sorted(compact.ranking.tables)
     assert compact.to_dict()["ranking"]["focus"] == "compact"
     assert [t["table"] for t in compact.to_dict()["ranking"]["tables"]] == compact.ranking.tables
-    assert r.search(QUESTION).to_dict().keys() == {"chunks", "metadata"}  # no ranking asked, none given
+    assert r.search(QUESTION, table_budget=0).to_dict()["ranking"] is None  # chunks only: no ranking
 
 
 def test_focus_and_table_budget_errors_name_the_value(built_artifacts: Path) -> None:
@@ -108,8 +112,10 @@ def test_focus_and_table_budget_errors_name_the_value(built_artifacts: Path) -> 
         ConfigError, match=r"focus 'compakt' is not one of default, compact; did you mean 'compact'"
     ):
         r.search(QUESTION, focus="compakt")
-    with pytest.raises(ConfigError, match=r"table_budget 0: use a whole number >= 1"):
-        r.search(QUESTION, table_budget=0)
+    with pytest.raises(ConfigError, match=r"table_budget -1: use a whole number >= 1"):
+        r.search(QUESTION, table_budget=-1)
+    with pytest.raises(ConfigError, match=r"0, chunks only, takes no focus"):
+        r.search(QUESTION, table_budget=0, focus="compact")
     assert r.rank_tables(QUESTION, 5, policy="compact").focus == "compact"  # names work here too
 
 
@@ -125,7 +131,9 @@ def test_retrieve_cli_focus_prints_the_selection(
     out = capsys.readouterr().out
     assert "focused tables (compact focus, 15 kept, capped at " in out
     assert main([*base, "--table-budget", "0", QUESTION]) == 2
-    assert "--table-budget 0: use a whole number >= 1" in capsys.readouterr().err
+    assert "--table-budget 0 ranks no tables; --focus and --adaptive need a budget" in capsys.readouterr().err
+    assert main([*base[:-2], "--table-budget", "-2", QUESTION]) == 2
+    assert "--table-budget -2: use a whole number >= 1" in capsys.readouterr().err
 
 
 def test_adaptive_search_keeps_at_most_the_ceiling_and_says_so(

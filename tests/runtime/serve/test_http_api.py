@@ -152,3 +152,21 @@ def test_metrics_and_access_log(unkeyed) -> None:
     log = unkeyed.log.read_text()
     assert '"path":"/v1/retrieve"' in log and '"status":200' in log
     assert "secret question words" not in log  # no question text at INFO by default
+
+
+def test_every_route_answers_in_snake_case_with_the_cli_keys(unkeyed) -> None:
+    """One output convention: the same key sets as ``retrieve --json`` / ``validate --json``."""
+    from json_shape import not_snake_case
+
+    q = {"database": "shop", "question": "customers in the gold loyalty tier"}
+    found = httpx.post(f"{unkeyed.base}/v1/retrieve", json=q).json()
+    assert set(found) == {"database", "tables", "expanded_tables", "ranking", "chunks", "metadata"}
+    assert found["ranking"]["focus"] == "default" and found["tables"][0] == "customers"  # the default
+    schema = httpx.post(f"{unkeyed.base}/v1/schema", json=q).json()
+    assert set(schema) == {"database", "schema", "metadata"}
+    assert {"tables_shown", "ranking", "token_estimate", "token_budget"} <= set(schema["metadata"])
+    checked = httpx.post(f"{unkeyed.base}/v1/validate", json={"database": "shop", "sql": "SELECT 1"}).json()
+    assert {"database", "artifact_key", "valid", "errors", "bind_checked", "unchecked_reason"} <= set(checked)
+    listed = httpx.get(f"{unkeyed.base}/v1/databases").json()
+    for doc in (found, schema, checked, listed):
+        assert not_snake_case(doc) == []

@@ -24,6 +24,10 @@ async def _exercise(target, database: str, table: str, question: str) -> dict:
         )
         assert not found.is_error, found.content
         assert found.structured_content["chunks"][0]["table"] == table
+        assert set(found.structured_content) == {
+            "database", "tables", "expanded_tables", "ranking", "chunks", "metadata",
+        }  # fmt: skip
+        assert found.structured_content["ranking"]["tables"][0]["table"] == table  # the table ranking
         schema = await client.call_tool("get_schema", {"database": database, "question": question})
         assert not schema.is_error and f"CREATE TABLE {table}" in schema.content[0].text
         focused = await client.call_tool(
