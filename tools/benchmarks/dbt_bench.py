@@ -71,7 +71,8 @@ def compare(ours: dict[str, dict[str, str]], theirs: dict[str, dict[str, Any]]) 
     for key in both:
         entry, mine = theirs[key], ours[key]
         mat = (entry.get("config") or {}).get("materialized") or ""
-        if "(" in str(entry.get("relation_name") or ""):  # dbt-duckdb external source: a read_*() call
+        relation = str(entry.get("relation_name") or "")
+        if "(" in relation or relation.startswith("'"):  # dbt-duckdb external source: a file, read_*()
             external += 1
             continue
         parts = [p.lower() for p in relation_parts(entry)] if entry.get("relation_name") else []
@@ -159,7 +160,7 @@ def _print(rows: list[dict[str, Any]]) -> None:
             f"materializations agree {sum(c['materializations_agree'] for c in cmp)}/{total}; "
             f"{sum(len(c['only_dbt']) for c in cmp)} nodes only in dbt, "
             f"{sum(len(c['only_ours']) for c in cmp)} only in the import; "
-            f"{sum(c['external_sources'] for c in cmp)} external sources (dbt-duckdb read_*()) not compared"
+            f"{sum(c['external_sources'] for c in cmp)} external file sources (dbt-duckdb) not compared"
         )
         for r in rows:
             for diff in r.get("dbt", {}).get("differences", [])[:3]:

@@ -219,3 +219,44 @@ def test_a_package_linked_in_from_outside_is_refused(tmp_path):
     names = {t.name for t in load_schema(tmp_path / "out" / "jaffle_warehouse.json").tables}
     assert not any("refund" in n for n in names)
     assert len([w for w in report.warnings if "shop_source" in w and "outside" in w]) == 1
+
+
+def test_dbt_precedence_details_found_against_dbt_ls(tmp_path):
+    """Cases where `dbt ls` on the Spider2-dbt projects disagreed with an earlier version."""
+    project = tmp_path / "p"
+    shutil.copytree(FIXTURE, project, symlinks=True)
+    config = (project / "dbt_project.yml").read_text()
+    # the root's dbt_project.yml beats a package model's own config() (salesforce001)
+    config = config.replace(
+        "  shop_source:\n    +schema: stg_shop\n",
+        "  shop_source:\n    +schema: stg_shop\n    +materialized: view\n",
+    )
+    # vars scoped by the root project's own name apply to the root's nodes (workday001)
+    config = config.replace("vars:\n", "vars:\n  jaffle_warehouse:\n    raw_schema: landing\n")
+    (project / "dbt_project.yml").write_text(config)
+    pkg_model = project / "dbt_packages" / "shop_source" / "models" / "stg_shop__refunds.sql"
+    pkg_model.write_text("{{ config(materialized='incremental') }}\n" + pkg_model.read_text())
+    # a root macro called through the root project's name inside config() (jira001)
+    (project / "macros" / "engine.sql").write_text(
+        "{% macro is_spark() %}{{ return(false) }}{% endmacro %}\n"
+    )
+    spine = project / "models" / "marts" / "core" / "dim_products.sql"
+    spine.write_text(
+        "{{ config(materialized='table' if jaffle_warehouse.is_spark() else 'incremental') }}\n"
+        + spine.read_text()
+    )
+    # a dbt-duckdb source read from files is not a relation (nba001)
+    sources = project / "models" / "staging" / "_sources.yml"
+    sources.write_text(
+        sources.read_text().replace(
+            "  - name: stripe\n",
+            "  - name: stripe\n    meta:\n      external_location: \"read_csv('s3://x/{name}.csv')\"\n",
+        )
+    )
+    report = import_dbt(project, tmp_path / "out")
+    assert report.nodes["stg_shop__refunds"]["materialized"] == "view"
+    assert report.nodes["dim_products"]["materialized"] == "incremental"
+    assert report.nodes["shop.orders"]["relation"] == "landing.orders"
+    names = {t.name for t in load_schema(tmp_path / "out" / "jaffle_warehouse.json").tables}
+    assert "payments_db.stripe.charges" not in names
+    assert len([w for w in report.warnings if "'stripe.charges' is a file" in w]) == 1

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from schemarag.runtime.errors import ImportFormatError
 from schemarag.runtime.names import check_name
-from schemarag.tools.importers.dbt.assemble import lineage_sections, to_database
+from schemarag.tools.importers.dbt.assemble import NOT_TABLES, lineage_sections, to_database
 from schemarag.tools.importers.dbt.exposures import extra_sections
 from schemarag.tools.importers.dbt.jinja_env import MODEL_SCHEMA, SOURCE_SCHEMA, DbtJinja, RenderError
 from schemarag.tools.importers.dbt.models import resolve_models
@@ -125,7 +125,7 @@ def import_dbt(
     }
     db_name = check_name(name or project_name, "database")
     resolve = _resolver(env)
-    built = [r for r in relations if r.materialized != "ephemeral"]
+    built = [r for r in relations if r.materialized not in NOT_TABLES]
     report.models = sum(1 for r in built if r.kind == "model")
     report.sources = sum(1 for r in built if r.kind == "source")
     db = to_database(

@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 # rather than TEXT, so the prompt does not call an amount text and the validator's DuckDB bind
 # does not reject SUM(amount) for a type it made up (runtime.querygen.duckdb_bind.UNKNOWN_TYPES)
 UNKNOWN_TYPE = "UNKNOWN"
+# materializations that leave no relation to query: inlined models, dbt-duckdb file sources
+NOT_TABLES = frozenset({"ephemeral", "external_file"})
 
 
 def _pick_key(rel: RelationSpec) -> set[str]:
@@ -135,7 +137,11 @@ def to_database(
     by_node: dict[str, RelationSpec] = {}
     names: set[str] = set()
     for rel in relations:
-        if rel.materialized == "ephemeral":
+        if rel.materialized in NOT_TABLES:
+            if rel.materialized != "ephemeral":
+                warnings.append(
+                    f"{rel.yml_file}: source {rel.node!r} is a file (external_location), not a table"
+                )
             continue
         if rel.node.lower() in by_node or rel.name.lower() in names:
             warnings.append(f"{rel.yml_file}: {rel.kind} {rel.name!r} defined twice; first kept")

@@ -211,7 +211,9 @@ class DbtJinja:
                 merged.update(scope[package or ""])
         self.variables = merged
 
-    def load_macros(self, path: Path, text: str, namespace: str | None = None) -> list[str]:
+    def load_macros(
+        self, path: Path, text: str, namespace: str | None = None, root: bool = False
+    ) -> list[str]:
         """Add the ``{% macro %}`` definitions of one file to the globals, or to a package's
         namespace (``dbt_utils.star``) and, unless the root project has one of that name, the
         globals; returns their names. Load the root project's macros first."""
@@ -224,10 +226,11 @@ class DbtJinja:
         for name in names:
             macro = _Macro(getattr(module, name))
             if isinstance(target, SimpleNamespace):
-                setattr(target, name, macro)
-                self.env.globals.setdefault(name, macro)  # a package calls its own macros bare
-            else:
+                setattr(target, name, macro)  # jira.jira_is_databricks_sql_warehouse()
+            if root or target is None:
                 self.env.globals[name] = macro
+            else:
+                self.env.globals.setdefault(name, macro)  # a package calls its own macros bare
         return names
 
     # --- rendering ---------------------------------------------------------------------------

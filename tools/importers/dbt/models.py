@@ -36,6 +36,8 @@ SNAPSHOT_COLUMNS = (
         "When this version stopped being current; null while current (dbt snapshot).",
     ),
 )
+# dbt-duckdb sources with ``external_location``: source() renders to a file read, not a relation
+FILE_SOURCE = "external_file"
 _RESOURCE_KEY = {"model": "models", "seed": "seeds", "snapshot": "snapshots", "source": "sources"}
 
 
@@ -56,7 +58,7 @@ def _load_macros(files: ProjectFiles, env: DbtJinja, warnings: list[str]) -> Non
             if text is None:
                 continue
             try:
-                env.load_macros(path, text, None if project.is_root else project.name)
+                env.load_macros(path, text, project.name, root=project.is_root)
             except RenderError as exc:
                 warnings.append(f"{path}: macros skipped: {exc}")
 
@@ -157,19 +159,24 @@ def _configure(
     warnings: list[str],
     snapshot_body: str | None = None,
 ) -> None:
-    """Merge the folder, yml and SQL configs of one node and render the Jinja in them."""
+    """Merge the folder, yml and SQL configs of one node and render the Jinja in them.
+
+    Precedence as dbt computes it: the node's own project's dbt_project.yml, then the yml
+    ``config:``, then ``config()`` in the SQL; for a package's node the root project's
+    dbt_project.yml comes last and wins over all of them (how a project configures packages)."""
     key = _RESOURCE_KEY[rel.kind]
     own = projects.get(rel.package)
-    trees = [own.config.get(key)] if own is not None and own is not root else []
-    trees.append(root.config.get(key))
-    cfg = merge(folder_config(trees, rel.fqn), rel.config)
-    env.use_package(rel.package if rel.package != root.name else None)
+    is_package = own is not None and own is not root
+    cfg = merge(folder_config([(own if is_package else root).config.get(key)], rel.fqn), rel.config)
+    env.use_package(rel.package)
     if rel.sql_path is not None and rel.kind in ("model", "snapshot"):
         text = (_read_text(rel.sql_path, warnings) or "") if rel.kind == "model" else snapshot_body or ""
         sql_cfg, errors = env.model_config(config_snippets(text))
         for error in errors:
             warnings.append(f"{rel.sql_path}: config() not fully rendered, constant arguments kept: {error}")
         cfg = merge(cfg, sql_cfg)
+    if is_package:  # dbt applies the root project's dbt_project.yml last to a package's nodes
+        cfg = merge(cfg, folder_config([root.config.get(key)], rel.fqn))
     for name in ("enabled", "materialized", "schema", "database", "alias", "identifier", "target_schema"):
         if name in cfg:
             try:
@@ -202,7 +209,7 @@ def _columns_from_sql(
         upstream[key] = [r.lower() for r in refs]
     for key in _order({m: upstream.get(m, []) for m in sql_text}, warnings):
         rel = relations[key]
-        env.use_package(rel.package if rel.package != files.name else None)
+        env.use_package(rel.package)
         try:
             rendered = env.render_sql(sql_text[key], rel.node)
             found = output_columns(rendered, _schema_of(relations, env), dialect)
@@ -228,6 +235,11 @@ def _columns_from_sql(
                 rel.columns.append(ColumnSpec(name=name, data_type=dtype, description=desc))
             elif not col.data_type and dtype:
                 col.data_type = dtype
+
+
+def _external_location(cfg: dict[str, Any]) -> bool:
+    meta = cfg.get("meta") if isinstance(cfg.get("meta"), dict) else {}
+    return bool(cfg.get("external_location") or meta.get("external_location"))
 
 
 def _seed_types(rel: RelationSpec) -> None:
@@ -262,7 +274,7 @@ def resolve_models(
     disabled = sorted(r.node for r in relations.values() if not truthy(r.config.get("enabled"), True))
     relations = {k: r for k, r in relations.items() if truthy(r.config.get("enabled"), True)}
     for rel in relations.values():
-        env.use_package(rel.package if rel.package != files.name else None)
+        env.use_package(rel.package)
         _render_descriptions(rel, env, warnings)
         _seed_types(rel)
     _columns_from_sql(relations, files, env, dialect, warnings)
@@ -270,5 +282,8 @@ def resolve_models(
     for rel in relations.values():
         rel.name = naming.relation(rel, warnings)
         rel.layer = layer_of(rel.kind, rel.fqn, rel.tags, rel.access, rel.node)
+    for rel in relations.values():
+        if rel.kind == "source" and _external_location(rel.config):
+            rel.materialized = FILE_SOURCE  # dbt-duckdb: source() renders to a file path, not a table
     ephemeral = sorted(r.node for r in relations.values() if r.materialized == "ephemeral")
     return Resolved(list(relations.values()), disabled, ephemeral)

@@ -200,8 +200,14 @@ def _read_sources(files: ProjectFiles, path: Path, data: dict[str, Any], package
             node = f"{src['name']}.{raw['name']}"
             rel = _relation(raw, "source", node, path, package)
             # where the table lives; Jinja in these ({{ var('shopify_schema') }}) renders later
+            meta = (
+                {**(src.get("meta") or {}), **(raw.get("meta") or {})}
+                if isinstance(src.get("meta") or {}, dict)
+                else {}
+            )
             rel.config = {
                 **{k: v for k, v in src_cfg.items() if k != "tags"},
+                **({"meta": meta} if meta else {}),
                 **rel.config,
                 "schema": src.get("schema") or src["name"],
                 "database": src.get("database") or src.get("catalog") or "",
