@@ -51,22 +51,22 @@ eval-bird: install
 	$(IMPORT) --tables $(BIRD)/bird_dev/dev_tables.json $(DESC) --metadata $(BIRD)/bird_dev/dev_metadata.json --out build/bird/dev
 	for d in dev union_desc union_schema union_meta union_nofk union_inferred; do \
 	  nice $(BIN)/schemarag build --data build/bird/$$d --artifacts build/bird/artifacts || exit 1; done
-	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --json $(R)/perdb_question.json
-	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --with-evidence --json $(R)/perdb_evidence.json
-	$(EVAL) --data build/bird/union_schema --union bird_union_schema --cross-validate routing --no-baselines --json $(R)/union_schema_question.json
+	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --out $(R)/perdb_question.json
+	$(EVAL) --data build/bird/dev --per-db --budgets 15 --no-baselines --cross-validate columns --with-evidence --out $(R)/perdb_evidence.json
+	$(EVAL) --data build/bird/union_schema --union bird_union_schema --cross-validate routing --no-baselines --out $(R)/union_schema_question.json
 	$(EVAL) --data build/bird/union_schema --union bird_union_schema --cross-validate hedging --no-baselines --no-eval \
-	  --scored-cache build/bird/scored_union_schema.pkl --json $(R)/union_schema_hedging.json
+	  --scored-cache build/bird/scored_union_schema.pkl --out $(R)/union_schema_hedging.json
 	$(EVAL) --data build/bird/union_desc --union bird_union --cross-validate routing \
-	  --json $(R)/union_question.json --predictions $(R)/union_question.jsonl --report $(R)/union_question
+	  --out $(R)/union_question.json --predictions $(R)/union_question.jsonl --report $(R)/union_question
 	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --cross-validate hedging --no-eval \
-	  --scored-cache build/bird/scored_union_desc.pkl --json $(R)/union_hedging.json
+	  --scored-cache build/bird/scored_union_desc.pkl --out $(R)/union_hedging.json
 	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --cross-validate adaptive --no-eval \
-	  --scored-cache build/bird/scored_union_desc.pkl --json $(R)/union_adaptive.json
-	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --no-hedging --json $(R)/union_nohedge.json
-	$(EVAL) --data build/bird/union_schema --union bird_union_schema --no-baselines --no-hedging --json $(R)/union_schema_nohedge.json
-	$(EVAL) --data build/bird/union_meta --union bird_union_meta --no-baselines --json $(R)/union_meta_question.json
-	$(EVAL) --data build/bird/union_nofk --union bird_union_nofk --no-baselines --json $(R)/union_nofk_question.json
-	$(EVAL) --data build/bird/union_inferred --union bird_union_inferred --no-baselines --json $(R)/union_inferred_question.json
+	  --scored-cache build/bird/scored_union_desc.pkl --out $(R)/union_adaptive.json
+	$(EVAL) --data build/bird/union_desc --union bird_union --no-baselines --no-hedging --out $(R)/union_nohedge.json
+	$(EVAL) --data build/bird/union_schema --union bird_union_schema --no-baselines --no-hedging --out $(R)/union_schema_nohedge.json
+	$(EVAL) --data build/bird/union_meta --union bird_union_meta --no-baselines --out $(R)/union_meta_question.json
+	$(EVAL) --data build/bird/union_nofk --union bird_union_nofk --no-baselines --out $(R)/union_nofk_question.json
+	$(EVAL) --data build/bird/union_inferred --union bird_union_inferred --no-baselines --out $(R)/union_inferred_question.json
 
 # Warehouse retrieval evaluation (issue 25) on Spider 2.0-lite's catalog exports: every database
 # imported with `schemarag import catalog` (shards collapsed as exported), built (niced; cached
@@ -79,15 +79,15 @@ WH_CV ?= join_paths
 WH_ARGS ?=
 eval-warehouse: install
 	nice $(BIN)/schemarag eval --warehouse $(WAREHOUSE) --work build/warehouse --cross-validate $(WH_CV) \
-	  --json reports/warehouse/eval.json --chart reports/warehouse/recall_vs_budget.png \
+	  --out reports/warehouse/eval.json --chart reports/warehouse/recall_vs_budget.png \
 	  --predictions reports/warehouse/predictions.jsonl $(WH_ARGS)
 
 bench: install
 	$(BIN)/schemarag build
-	$(BIN)/schemarag bench build --json reports/bench_build.json
-	$(BIN)/schemarag bench retrieve --json reports/bench_retrieve.json --chart reports/bench_retrieve.png
-	$(BIN)/schemarag bench prompt --json reports/bench_prompt.json
-	$(BIN)/schemarag bench calibration --json reports/bench_calibration.json
+	$(BIN)/schemarag bench build --out reports/bench_build.json
+	$(BIN)/schemarag bench retrieve --out reports/bench_retrieve.json --chart reports/bench_retrieve.png
+	$(BIN)/schemarag bench prompt --out reports/bench_prompt.json
+	$(BIN)/schemarag bench calibration --out reports/bench_calibration.json
 
 # `pip install .` (no extras) into a fresh venv: pip check, size <= 450 MB, import time, an
 # offline search on an index built here, one-line missing-extra errors (tools/check_base_install.sh).

@@ -194,11 +194,18 @@ def test_retrieve_debug_reports_startup_apart(workspace: dict[str, str], default
 
 
 def test_eval_reads_the_bundled_question_files(workspace: dict[str, str], default_build) -> None:
-    res = cli("eval", "--questions", "data/questions/ecommerce.jsonl", "--no-baselines", *where(workspace))
+    argv = ["eval", "--questions", "data/questions/ecommerce.jsonl", "--no-baselines", *where(workspace)]
+    table = cli(*argv)  # a table by default, JSON with --json (the same flag as everywhere)
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.startswith("eval: per-db, question, 8 questions")
+    assert table.stdout.splitlines()[1].split()[:3] == ["method", "CR@5", "CR@8"]
+    res = cli(*argv, "--json")
     assert res.returncode == 0, res.stderr
     payload = json.loads(res.stdout)
     assert payload["questions"] == 8 and payload["gold_unresolved"] == 0
     assert 0.0 < payload["metrics"]["complete_recall"]["15"] <= 1.0
+    old = cli(*argv, "--json", "out.json")  # the old spelling fails and names the fix
+    assert old.returncode == 2 and "use --out out.json" in old.stderr
 
 
 def test_bench_writes_a_chart_and_helps_honestly(workspace: dict[str, str], default_build, tmp_path) -> None:
@@ -207,6 +214,13 @@ def test_bench_writes_a_chart_and_helps_honestly(workspace: dict[str, str], defa
     assert res.returncode == 0, res.stderr
     assert f"chart: {chart}" in res.stderr
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    as_json = cli(
+        "bench", "calibration", "--db", "ecommerce", "--chart", str(chart), "--json", *where(workspace)
+    )
+    assert as_json.returncode == 0, as_json.stderr
+    assert isinstance(
+        json.loads(as_json.stdout), dict | list
+    )  # stdout is only the JSON; the table went to stderr
     helps = {b: " ".join(cli("bench", b, "-h").stdout.split()) for b in ("build", "retrieve")}
     assert "--artifacts ARTIFACTS ignored: bench build always builds" in helps["build"]
     assert "ignored" not in helps["retrieve"].split("--artifacts ARTIFACTS", 1)[1].split("--db")[0]

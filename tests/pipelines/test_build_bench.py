@@ -17,7 +17,7 @@ def test_bench_build_reports_cold_warm_and_noop(data_copy: Path, tmp_path: Path,
     out = tmp_path / "bench.json"
     before = sorted(p.name for p in data_copy.rglob("*"))
     argv = ["bench", "build", "--data", str(data_copy), "--db", "ecommerce", "--repeats", "1"]
-    rc = main([*argv, "--max-noop-seconds", "1e9", "--json", str(out)])  # no timing assert here
+    rc = main([*argv, "--max-noop-seconds", "1e9", "--out", str(out)])  # no timing assert here
     stdout, stderr = capsys.readouterr()
     assert rc == 0, stderr
     res = json.loads(out.read_text())

@@ -34,7 +34,7 @@ def _bench(tmp_path, *extra: str) -> subprocess.CompletedProcess:
         "schemarag.cli",
         "bench",
         "catalog",
-        "--json",
+        "--out",
         str(tmp_path / "r.json"),
         *extra,
     ]

@@ -28,7 +28,7 @@ def _bench(projects: Path, out: Path, *extra: str) -> tuple[subprocess.Completed
             "dbt",
             "--projects",
             str(projects),
-            "--json",
+            "--out",
             str(out),
             *extra,
         ],

@@ -17,7 +17,7 @@ def test_bench_prompt_measures_every_mode_and_charts_it(
 ) -> None:
     out, chart = tmp_path / "prompt.json", tmp_path / "prompt.png"
     spec = f"b2b_saas={REPO / 'data/questions/b2b_saas.jsonl'}@{built_artifacts}"
-    argv = ["bench", "prompt", "--set", spec, "--limit", "3", "--json", str(out), "--chart", str(chart)]
+    argv = ["bench", "prompt", "--set", spec, "--limit", "3", "--out", str(out), "--chart", str(chart)]
     assert main(argv) == 0
     (row,) = json.loads(out.read_text())
     modes = row["ranked_modes"]

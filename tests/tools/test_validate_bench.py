@@ -45,7 +45,7 @@ def test_run_prints_the_table_and_writes_json(tmp_path: Path, capsys) -> None:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     out = tmp_path / "out.json"
-    args = parser.parse_args(["--questions", str(questions), "--tables", str(tables), "--json", str(out)])
+    args = parser.parse_args(["--questions", str(questions), "--tables", str(tables), "--out", str(out)])
     assert run(args) == 0
     printed = capsys.readouterr().out
     assert "  valid          1  (25.0%)" in printed and "  unchecked      2  (50.0%)" in printed

@@ -29,6 +29,7 @@ from typing import Any
 
 from schemarag.runtime.errors import SchemaFileError, SchemaragError
 from schemarag.runtime.paths import data_dir, list_databases
+from schemarag.tools.commands.json_output import add_json_output
 
 NOOP_TARGET_SECONDS = 3.0
 
@@ -44,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=NOOP_TARGET_SECONDS,
         help=f"exit 1 if the no-op rebuild exceeds this (default {NOOP_TARGET_SECONDS})",
     )
-    parser.add_argument("--json", dest="json_out", default=None, help="write the results as JSON")
+    add_json_output(parser)
 
 
 def _log(msg: str) -> None:

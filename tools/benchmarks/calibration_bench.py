@@ -17,6 +17,7 @@ import numpy as np
 from schemarag.runtime.config import DEFAULT_THRESHOLD
 from schemarag.runtime.paths import artifacts_dir
 from schemarag.runtime.search.retriever import Retriever
+from schemarag.tools.commands.json_output import add_json_output
 
 OFF_TOPIC = (
     "What is the weather in Paris?", "Who won the world cup in 2018?", "recipe for chocolate cake",
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--db", action="append", default=None, help="databases (default: ecommerce, b2b_saas)"
     )
     parser.add_argument("--questions-dir", default="data/questions", help="folder with <db>.jsonl")
-    parser.add_argument("--json", dest="json_out", default=None, help="write the results as JSON")
+    add_json_output(parser)
 
 
 def _top1(retriever: Retriever, question: str) -> float:

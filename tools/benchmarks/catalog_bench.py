@@ -27,6 +27,7 @@ from typing import Any
 
 from schemarag.runtime.errors import SchemaragError
 from schemarag.tools.benchmarks.warehouse_catalog import ATTRIBUTES, CatalogSpec, write_export
+from schemarag.tools.commands.json_output import add_json_output
 
 DB = "warehouse"
 TARGETS = {"columns_per_s": 300.0, "peak_rss_gb": 6.0, "search_p50_ms": 30.0, "edit_s": 30.0, "noop_s": 3.0}
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="no-op rebuild runs (median)")
     parser.add_argument("--keep", default=None, metavar="DIR", help="work in DIR and keep it")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    parser.add_argument("--json", dest="json_out", default=None, help="write the results as JSON")
+    add_json_output(parser)
 
 
 def _log(msg: str) -> None:

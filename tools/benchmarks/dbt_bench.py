@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from schemarag.tools.commands.json_output import add_json_output
+
 _LS_KEYS = "name resource_type config relation_name package_name source_name"
 
 
@@ -30,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--projects", required=True, help="folder whose sub-folders are dbt projects")
     parser.add_argument("--only", nargs="*", default=None, help="project folder names to run (default: all)")
     parser.add_argument("--dbt", default=None, help="dbt executable to compare with (`dbt ls`), optional")
-    parser.add_argument("--json", dest="json_out", default=None, help="also write the results as JSON")
+    add_json_output(parser)
 
 
 def _dbt_nodes(dbt: str, project: Path) -> tuple[dict[str, dict[str, Any]], str]:

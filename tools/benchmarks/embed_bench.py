@@ -34,6 +34,7 @@ from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.names import is_reserved
 from schemarag.runtime.search.embedding import Embedder, ModelSpec, resolve_spec
 from schemarag.runtime.search.model_catalog import MODELS, known_model
+from schemarag.tools.commands.json_output import add_json_output
 
 DEFAULT_MODELS = ",".join(m.alias for m in MODELS.values())
 
@@ -62,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL=ARTIFACTS",
         help="also time Retriever.search on indexes built with MODEL in ARTIFACTS (repeatable)",
     )
-    parser.add_argument("--json", dest="json_out", default=None, help="write results as JSON")
+    add_json_output(parser)
     parser.add_argument("--chart", default="reports/bench_embed.png", help="PNG chart path")
 
 

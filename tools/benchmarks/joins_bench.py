@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from schemarag.tools.commands.json_output import add_json_output
+
 BIRD = Path("/work/shared/benchmarks/bird_dev")
 MODES = ("names", "values", "both")
 
@@ -59,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="join_inference.min_containment (default: the datasource default, 0.95)",
     )
-    parser.add_argument("--json", dest="json_out", default=None, help="write the results here")
+    add_json_output(parser)
     parser.add_argument(
         "--loo",
         nargs="+",

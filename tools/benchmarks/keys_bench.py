@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.schema import Database
+from schemarag.tools.commands.json_output import add_json_output
 
 BIRD = Path("../shared/benchmarks")
 DEFAULT_TABLES = f"{BIRD}/bird_dev/dev_tables.json,{BIRD}/bird_train/train_tables.json"
@@ -35,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_TABLES,
         help="Spider-format tables.json files, comma-separated (default: BIRD dev + train)",
     )
-    parser.add_argument("--json", dest="json_out", default=None, metavar="OUT", help="write results here")
+    add_json_output(parser)
     parser.add_argument("--chart", default=None, metavar="PNG", help="precision/recall bar chart")
 
 

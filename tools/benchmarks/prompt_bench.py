@@ -21,6 +21,7 @@ import numpy as np
 from schemarag.runtime.paths import artifacts_dir
 from schemarag.runtime.querygen.generator import prepare_prompt
 from schemarag.runtime.search.retriever import Retriever
+from schemarag.tools.commands.json_output import add_json_output
 
 # The budgeted rankings a caller can ask for (Retriever.search / --focus / --adaptive), 15 tables.
 RANKED_MODES: dict[str, dict[str, Any]] = {
@@ -41,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: b2b_saas=data/questions/b2b_saas.jsonl)",
     )
     parser.add_argument("--limit", type=int, default=20, help="questions per database (default 20)")
-    parser.add_argument("--json", dest="json_out", default=None, help="write the results as JSON")
+    add_json_output(parser)
 
 
 def _questions(path: Path, db: str, limit: int) -> list[str]:

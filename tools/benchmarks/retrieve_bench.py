@@ -30,6 +30,7 @@ from schemarag.runtime.artifact.format import LANCE_DIR, LANCE_TABLE
 from schemarag.runtime.paths import artifacts_dir
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.tools.benchmarks.synthetic_index import build_synthetic_index, synthetic_questions
+from schemarag.tools.commands.json_output import add_json_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--repeats", type=int, default=200, help="timed requests per setting")
     parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument("--json", dest="json_out", default=None, help="write results as JSON")
+    add_json_output(parser)
     parser.add_argument(
         "--chart",
         default="reports/bench_retrieve.png",

@@ -40,6 +40,7 @@ import numpy as np
 
 from schemarag.runtime.artifact.format import CURRENT
 from schemarag.runtime.paths import artifacts_dir
+from schemarag.tools.commands.json_output import add_json_output
 
 SAMPLE_DBS = ("ecommerce", "b2b_saas")
 TEMPLATES = (  # every template uses the number: "{q}" alone would repeat once per number
@@ -70,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="load generator: wrk (apt-get install wrk; least client CPU) or async httpx "
         "(auto: wrk if installed)",
     )
-    parser.add_argument("--json", dest="json_out", default="build/bench/serve.json", help="JSON output")
+    add_json_output(parser, default_out="build/bench/serve.json")
     parser.add_argument("--chart", default="build/bench/serve.png", help="PNG chart output")
 
 

@@ -21,6 +21,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from schemarag.tools.commands.json_output import add_json_output
+
 BIRD = Path("/work/shared/benchmarks/bird_dev")
 _NAMES = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")  # quoted names and literals in a reason
 
@@ -29,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", default=str(BIRD / "dev.json"), help="questions with db_id and SQL")
     parser.add_argument("--tables", default=str(BIRD / "dev_tables.json"), help="Spider/BIRD tables.json")
     parser.add_argument("--top", type=int, default=8, help="reasons to print per verdict (default 8)")
-    parser.add_argument("--json", dest="json_out", default=None, help="also write the results as JSON")
+    add_json_output(parser)
 
 
 def measure(questions: Path, tables: Path, top: int = 8) -> dict[str, Any]:

@@ -5,12 +5,13 @@ and ``run(args) -> int``, like the top-level commands. A benchmark module that i
 fails to import turns into a one-line error for that sub-command only, so ``bench build`` works
 even while another benchmark is broken or not written yet.
 
-    schemarag bench build [--data DIR] [--db X ...] [--json OUT]
+    schemarag bench build [--data DIR] [--db X ...] [--json] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 
 from schemarag.runtime.errors import SchemaragError
+from schemarag.tools.commands.json_output import check_json_output, print_json
 
 BENCHMARKS: dict[str, str] = {
     "build": "build throughput (cold and warm embedding cache) and no-op rebuild time",
@@ -93,18 +95,23 @@ def run(args: argparse.Namespace) -> int:
     why = getattr(args, "bench_unavailable", None)
     if why:
         raise BenchmarkUnavailableError(f"bench {args.benchmark}: {why}")
-    if args.benchmark not in CHARTED:
-        return int(args.bench_module.run(args) or 0)
-    # Chart from the JSON the benchmark writes (to a temporary file when --json was not given).
+    check_json_output(args)
+    # The benchmark writes its JSON to --out (a temporary file when only --json or a chart needs
+    # it); with --json its table goes to stderr and stdout carries only that JSON.
     with tempfile.TemporaryDirectory(prefix="schemarag-bench-") as tmp:
         wanted = args.json_out
-        args.json_out = wanted or str(Path(tmp) / "results.json")
-        rc = int(args.bench_module.run(args) or 0)
-        results = Path(args.json_out)
-        if results.is_file():
-            from schemarag.tools.benchmarks.charts import CHARTS
+        needs_file = args.json_stdout or args.benchmark in CHARTED
+        args.json_out = wanted or (str(Path(tmp) / "results.json") if needs_file else None)
+        with contextlib.redirect_stdout(sys.stderr) if args.json_stdout else contextlib.nullcontext():
+            rc = int(args.bench_module.run(args) or 0)
+        results = Path(args.json_out) if args.json_out else None
+        if results is not None and results.is_file():
+            data = json.loads(results.read_text(encoding="utf-8"))
+            if args.benchmark in CHARTED:
+                from schemarag.tools.benchmarks.charts import CHARTS
 
-            chart = CHARTS[args.benchmark](json.loads(results.read_text(encoding="utf-8")), Path(args.chart))
-            print(f"chart: {chart}", file=sys.stderr)
+                print(f"chart: {CHARTS[args.benchmark](data, Path(args.chart))}", file=sys.stderr)
+            if args.json_stdout:
+                print_json(data)
         args.json_out = wanted
     return rc

@@ -3,9 +3,11 @@ on a folder of warehouse catalog exports imported and built the user's way.
 
 Examples:
     schemarag eval --questions bird_dev/dev.json --union bird_union --budgets 5,8,10,15 \\
-        --json out/eval.json --predictions out/pred.jsonl --report out/report
+        --out out/eval.json --predictions out/pred.jsonl --report out/report
     schemarag eval --warehouse ../shared/benchmarks/spider2_lite --cross-validate join_paths \\
-        --json out/warehouse.json --chart out/warehouse.png
+        --out out/warehouse.json --chart out/warehouse.png
+
+A table goes to stdout; ``--json`` prints the metrics JSON there instead, ``--out FILE`` writes it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 from schemarag.pipelines.commands.build_feedback import progress_enabled
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.paths import artifacts_dir
+from schemarag.tools.commands.json_output import add_json_output, check_json_output, print_json, write_json
 from schemarag.tools.evaluation.warehouse_knobs import WAREHOUSE_FAMILIES
 
 if TYPE_CHECKING:
@@ -56,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-baselines", action="store_true", help="only the hybrid method (faster)")
     parser.add_argument("--limit", type=int, default=None, help="first N questions only")
-    parser.add_argument("--json", default=None, metavar="OUT", help="write the metrics JSON here")
+    add_json_output(parser, "the metrics")
     parser.add_argument("--predictions", default=None, metavar="OUT.jsonl", help="per-question predictions")
     parser.add_argument("--report", default=None, metavar="DIR", help="markdown table + PNG charts")
     parser.add_argument(
@@ -141,6 +144,7 @@ def _adaptive(args: argparse.Namespace) -> AdaptiveBudget | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_json_output(args)
     if args.warehouse:
         from schemarag.tools.commands.eval_warehouse import run_warehouse
 
@@ -212,10 +216,7 @@ def run(args: argparse.Namespace) -> int:
             args.max_tables,
             small=args.small_grid,
         )
-    text = json.dumps(payload, indent=2)
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    write_json(payload, args.json_out)
     if args.predictions and result is not None:
         Path(args.predictions).parent.mkdir(parents=True, exist_ok=True)
         with open(args.predictions, "w", encoding="utf-8") as fh:
@@ -226,5 +227,12 @@ def run(args: argparse.Namespace) -> int:
 
         for path in write_report(result.payload, Path(args.report)):
             print(f"wrote {path}", file=sys.stderr)
-    print(text)
+    if args.json_stdout:
+        print_json(payload)
+    else:
+        from schemarag.tools.evaluation.summary import format_summary
+
+        print(format_summary(payload))
+        if args.json_out:
+            print(f"wrote {args.json_out}", file=sys.stderr)
     return 0

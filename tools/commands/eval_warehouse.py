@@ -1,7 +1,7 @@
 """``schemarag eval --warehouse DIR``: import, build and score a folder of warehouse exports.
 
     schemarag eval --warehouse ../shared/benchmarks/spider2_lite [--engines sqlite] [--dbs a,b]
-                   [--budgets 5,10,20] [--cross-validate join_paths] [--json OUT] [--chart PNG]
+                   [--budgets 5,10,20] [--cross-validate join_paths] [--json] [--out FILE] [--chart PNG]
 
 Prints the per-engine import/build table (issue 24.3), then CR@B and table recall@B per engine
 and on nontrivial questions (plain run, and with ``--cross-validate`` the leave-one-database-out
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from schemarag.pipelines.commands.build_feedback import progress_enabled
 from schemarag.runtime.errors import ConfigError
+from schemarag.tools.commands.json_output import print_json, write_json
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -101,7 +102,8 @@ def run_warehouse(args: argparse.Namespace) -> int:
         f"table retrieval, question only, per database: {len(questions)} questions, "
         f"{len(available)} databases"
     )
-    print(format_table(plain, budgets, title + " (shipped knobs)"))
+    show = sys.stderr if args.json_stdout else sys.stdout  # --json: stdout carries only the JSON
+    print(format_table(plain, budgets, title + " (shipped knobs)"), file=show)
     payload: dict = {
         "setting": "warehouse per-db, question",
         "warehouse": str(root),
@@ -115,13 +117,17 @@ def run_warehouse(args: argparse.Namespace) -> int:
     if args.cross_validate:
         cv = cross_validate(run, budgets)
         payload["cross_validation"] = cv
-        print()
+        print(file=show)
         print(
-            format_table(cv["cross_validated"], budgets, f"leave-one-database-out over {args.cross_validate}")
+            format_table(
+                cv["cross_validated"], budgets, f"leave-one-database-out over {args.cross_validate}"
+            ),
+            file=show,
         )
         print(
             f"chosen on all databases: {cv['chosen_on_all']} "
-            f"(folds agreeing: {cv['folds_agreeing_with_chosen_on_all']})"
+            f"(folds agreeing: {cv['folds_agreeing_with_chosen_on_all']})",
+            file=show,
         )
     if args.chart:
         shown = payload.get("cross_validation", {}).get("cross_validated", plain)
@@ -136,8 +142,9 @@ def run_warehouse(args: argparse.Namespace) -> int:
                 row = {"question_id": r.question_id, "db": r.db, "engine": r.engine, "question": r.question,
                        "n_tables": r.n_tables, "gold": r.gold, "kept": kept}  # fmt: skip
                 fh.write(json.dumps(row) + "\n")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-        say(f"wrote {args.json}")
+    if args.json_out:
+        write_json(payload, args.json_out)
+        say(f"wrote {args.json_out}")
+    if args.json_stdout:
+        print_json(payload)
     return 0

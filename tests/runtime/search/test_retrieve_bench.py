@@ -16,7 +16,7 @@ QUESTIONS = Path(__file__).resolve().parents[3] / "data" / "questions" / "b2b_sa
 def test_bench_retrieve_compares_latency_and_results(built_artifacts: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "bench.json"
     argv = ["bench", "retrieve", "--artifacts", str(built_artifacts), "--synthetic", "0"]
-    rc = main([*argv, "--repeats", "6", "--questions", str(QUESTIONS), "--json", str(out)])
+    rc = main([*argv, "--repeats", "6", "--questions", str(QUESTIONS), "--out", str(out)])
     stdout, stderr = capsys.readouterr()
     assert rc == 0, stderr
     (res,) = json.loads(out.read_text())["results"]

@@ -27,7 +27,7 @@ def test_bench_serve_runs_against_a_real_server(serve_artifacts: Path, tmp_path:
     run = subprocess.run(
         [sys.executable, "-m", "schemarag", "bench", "serve", "--artifacts", str(serve_artifacts),
          "--db", "shop", "--connections", "2", "--duration", "2", "--warmup", "0.5", "--workers", "1",
-         "--client", "httpx", "--json", str(out_json), "--chart", str(chart)],
+         "--client", "httpx", "--out", str(out_json), "--chart", str(chart)],
         capture_output=True, text=True, timeout=600, cwd=REPO,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

@@ -123,7 +123,7 @@ def test_hedging_is_cross_validated_end_to_end_and_the_score_cache_follows_the_i
     cache, out = tmp_path / "scored.pkl", tmp_path / "cv.json"
     argv = ["eval", "--questions", str(FIXTURE / "questions.json"), "--data", str(data), "--artifacts",
             str(artifacts), "--union", "u", "--cross-validate", "hedging", "--no-eval", "-q",
-            "--scored-cache", str(cache), "--json", str(out)]  # fmt: skip
+            "--scored-cache", str(cache), "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     cv = json.loads(out.read_text())["cross_validation"]
     assert cv["family"] == "hedging" and cv["candidates"] == len(grid("hedging")) == 37
@@ -134,7 +134,7 @@ def test_hedging_is_cross_validated_end_to_end_and_the_score_cache_follows_the_i
     assert main(argv) == 0 and cache.stat().st_mtime_ns == first  # same index, same questions: reused
     assert main([*argv, "--limit", "2"]) == 0 and cache.stat().st_mtime_ns != first  # other questions
     assert json.loads(out.read_text())["cross_validation"]["cross_validated"]["scored_questions"] == 2
-    plain = [*argv[: argv.index("--cross-validate")], "--no-baselines", "-q", "--json", str(out)]
+    plain = [*argv[: argv.index("--cross-validate")], "--no-baselines", "-q", "--out", str(out)]
     assert main([*plain, "--no-hedging", "--adaptive"]) == 0  # the ablation and the shipped adaptive rule
     knobs = json.loads(out.read_text())["knobs"]
     assert knobs["hedging"] is False and (knobs["confidence"], knobs["min_tables"]) == (0.5, 5)
