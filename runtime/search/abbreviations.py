@@ -28,7 +28,7 @@ from typing import Any
 
 from schemarag.runtime.search.text_tokens import tokenize
 
-ABBREVIATION_WEIGHT = 0.8
+ABBREVIATION_WEIGHT = 0.8  # the weight ``--abbreviations`` evaluates (Calibration's default is 0: off)
 MIN_TABLES = 2
 # Long form -> common short forms (general English and warehouse usage, not any data set's).
 _GENERAL_WORDS: dict[str, tuple[str, ...]] = {

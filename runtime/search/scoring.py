@@ -39,8 +39,10 @@ class Calibration:
     mention_floor: float = 0.7  # a column named verbatim as an identifier
     oov_weight: float = 1.0  # multiple of the index's max idf given to unknown question words
     # weight of a question word's abbreviations in the index (``customer`` -> ``cust``;
-    # runtime/search/abbreviations.py); 0 turns the expansion off
-    abbreviation_weight: float = 0.8
+    # runtime/search/abbreviations.py); 0 = off, the default: on BirdUnion (descriptions) 0.8
+    # cost 0.0013 CR@15 and 0.005 CR@10 (docs/ranking.md), and Spider 2.0-lite names rarely
+    # abbreviate
+    abbreviation_weight: float = 0.0
 
 
 DEFAULT_CALIBRATION = Calibration()

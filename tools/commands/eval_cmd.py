@@ -120,9 +120,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-hedging", action="store_true", help="ablation: union routing without RouteHedge"
     )
     parser.add_argument(
-        "--no-abbreviations",
+        "--abbreviations",
         action="store_true",
-        help="ablation: question words do not match their abbreviations in the index (cust, amt, ...)",
+        help="question words also match their abbreviations in the index (cust, amt, ...; off by default, "
+        "docs/ranking.md)",
     )
     parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
     parser.add_argument("--small-grid", action="store_true", help="cross-validation: a smaller fixed grid")
@@ -190,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         data=Path(args.data) if getattr(args, "data", None) else None,
         join_paths=args.join_paths,
         hedging=not args.no_hedging,
-        abbreviations=not args.no_abbreviations,
+        abbreviations=args.abbreviations,
         adaptive=_adaptive(args),
     )
     payload: dict = {}

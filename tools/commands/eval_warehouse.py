@@ -95,7 +95,7 @@ def run_warehouse(args: argparse.Namespace) -> int:
         budgets,
         candidates,
         _progress(args),
-        abbreviations=not args.no_abbreviations,
+        abbreviations=args.abbreviations,
     )
     plain = aggregate(run.records[0], budgets)
     title = (
@@ -112,7 +112,7 @@ def run_warehouse(args: argparse.Namespace) -> int:
         "databases": len(available),
         "import_build": table,
         "metrics": plain,
-        "knobs": {**candidates[0], "abbreviations": not args.no_abbreviations},
+        "knobs": {**candidates[0], "abbreviations": args.abbreviations},
     }
     if args.cross_validate:
         cv = cross_validate(run, budgets)

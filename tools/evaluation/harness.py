@@ -58,7 +58,7 @@ class EvalConfig:
     adaptive: AdaptiveBudget | None = None  # adaptive table budget (None: fixed budgets)
     join_paths: bool = False
     hedging: bool = True  # union routing hedging (False: the ablation without it)
-    abbreviations: bool = True  # question words also match their abbreviations (False: ablation)
+    abbreviations: bool = False  # question words also match their abbreviations (opt-in)
 
 
 @dataclass
@@ -84,10 +84,12 @@ def _open(name: str, config: EvalConfig) -> _Datasource:
     from schemarag.runtime.search.retriever import Retriever
 
     retriever = Retriever.open(name, artifacts=config.artifacts)
-    if not config.abbreviations:
+    if config.abbreviations:
         from dataclasses import replace
 
-        retriever.calibration = replace(retriever.calibration, abbreviation_weight=0.0)
+        from schemarag.runtime.search.abbreviations import ABBREVIATION_WEIGHT
+
+        retriever.calibration = replace(retriever.calibration, abbreviation_weight=ABBREVIATION_WEIGHT)
     db = retriever.schema
     ddl = render_schema(db)
     source = _Datasource(retriever, db, ddl, estimate_tokens(format_full_schema(db, ddl=ddl)))

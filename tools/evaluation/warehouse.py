@@ -179,12 +179,13 @@ def run_questions(
     budgets: Sequence[int],
     candidates: Sequence[dict[str, Any]],
     progress: Callable[[int, int], None] | None = None,
-    abbreviations: bool = True,
+    abbreviations: bool = False,
 ) -> WarehouseRun:
     """Rank every question once per candidate setting (the question is embedded and its chunks
     scored once per question; only the table ranking runs per candidate). Databases are opened
     one at a time, so memory follows the largest index, not all of them."""
     from schemarag.runtime.errors import SchemaragError
+    from schemarag.runtime.search.abbreviations import ABBREVIATION_WEIGHT
     from schemarag.runtime.search.retriever import Retriever
     from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 
@@ -199,8 +200,10 @@ def run_questions(
         if db in available:
             try:
                 retriever = Retriever.open(db, artifacts=artifacts)
-                if not abbreviations:  # the ablation: question words match only themselves
-                    retriever.calibration = replace(retriever.calibration, abbreviation_weight=0.0)
+                if abbreviations:  # opt-in: question words also match their abbreviations
+                    retriever.calibration = replace(
+                        retriever.calibration, abbreviation_weight=ABBREVIATION_WEIGHT
+                    )
             except SchemaragError as exc:  # not built (its build failed): every question misses
                 say(f"eval: {db}: no index ({str(exc).splitlines()[0][:160]}); its questions count as misses")
         names = list(retriever.artifact.table_names) if retriever is not None else []
