@@ -79,7 +79,7 @@ def test_config_errors_name_file_entry_and_field(tmp_path, yaml_text, expected):
 
 
 @pytest.mark.parametrize("field", ["name", "tenant"])
-@pytest.mark.parametrize("bad", ["../etc", "a/b", "..", "a\\\\b", "_hidden"])
+@pytest.mark.parametrize("bad", ["../etc", "a/b", "..", "a\\\\b", "_tenants", "_cache", ".hidden"])
 def test_unsafe_names_are_rejected(tmp_path, field, bad):
     values = {"name": "ok", "tenant": "ok", field: bad}
     path = write(
