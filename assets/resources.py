@@ -54,12 +54,22 @@ class EmbeddingModel(dg.ConfigurableResource):
     (``schemarag.runtime.search.model_catalog``; None = ``$SCHEMARAG_EMBEDDING_MODEL``, else
     all-MiniLM-L6-v2); ``model_dir=None`` = the catalogue's folder; ``dimension=None`` = the
     catalogue's. The chosen model's identity goes into every manifest and key. ``threads``: ONNX
-    threads (None = one per core); it changes no vector, only how runs side by side share cores."""
+    threads (None = one single-thread session per core); it changes no vector, only how runs
+    side by side share cores. ``column_vectors``: what column chunks are embedded with
+    (``full``, ``short``, ``bm25``; None = ``$SCHEMARAG_COLUMN_VECTORS``, else ``full``): part
+    of the key and the manifest (``schemarag.assets.lib.embed_plan``)."""
 
     model_name: str | None = None
     model_dir: str | None = None
     dimension: int | None = None
     threads: int | None = None
+    column_vectors: str | None = None
+
+    def column_tier(self) -> str:
+        """The column tier this build uses, checked (a typo fails before any work)."""
+        from schemarag.assets.lib.embed_plan import resolve_column_vectors
+
+        return resolve_column_vectors(self.column_vectors)
 
     def embedder(self) -> Embedder:
         return Embedder.get(

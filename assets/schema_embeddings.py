@@ -44,6 +44,7 @@ def schema_embeddings(
         embedder.identity,
         index_paths.artifacts_path(),
         tenant=index_paths.tenant,
+        column_vectors=embedding_model.column_tier(),
     )
     check_build_tenant(snap.database, index_paths.tenant)
     if snap.existing:

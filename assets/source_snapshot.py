@@ -25,7 +25,12 @@ def source_snapshot(
     db = context.partition_key
     model = embedding_model.embedder().identity
     snap = read_sources(
-        index_paths.data_path(), db, model, index_paths.artifacts_path(), tenant=index_paths.tenant
+        index_paths.data_path(),
+        db,
+        model,
+        index_paths.artifacts_path(),
+        tenant=index_paths.tenant,
+        column_vectors=embedding_model.column_tier(),
     )
     check_build_tenant(snap.database, index_paths.tenant)
     for w in snap.warnings:

@@ -40,7 +40,13 @@ def changed_databases(
     changed, errors = [], []
     for db in list_databases(index_paths.data_path()):
         try:
-            snap = read_sources(index_paths.data_path(), db, model, index_paths.artifacts_path())
+            snap = read_sources(
+                index_paths.data_path(),
+                db,
+                model,
+                index_paths.artifacts_path(),
+                column_vectors=embedding_model.column_tier(),
+            )
         except SchemaragError as exc:
             errors.append(str(exc))
             continue

@@ -63,7 +63,7 @@ def reconstruct_schema_job() -> dg.JobDefinition:
 
 
 def schema_partition_keys(
-    dbs: list[str], index_paths: IndexPaths, model: dict, min_columns: int
+    dbs: list[str], index_paths: IndexPaths, model: dict, min_columns: int, column_vectors: str | None = None
 ) -> list[str]:
     """``<db>/<schema>`` for every schema of every big, file-based, not yet built database."""
     data, artifacts = index_paths.data_path(), index_paths.artifacts_path()
@@ -73,7 +73,13 @@ def schema_partition_keys(
             if find_datasource(db, index_paths.datasources, index_paths.tenant) is not None:
                 continue
             schemas = fanout_schemas(schema_path(data, db), min_columns)
-            if schemas and built_key(data, db, model, artifacts, tenant=index_paths.tenant) is None:
+            if (
+                schemas
+                and built_key(
+                    data, db, model, artifacts, tenant=index_paths.tenant, column_vectors=column_vectors
+                )
+                is None
+            ):
                 keys.extend(partition_key(db, s) for s in schemas)
         except SchemaragError:
             continue  # the database's own run reports it
@@ -108,7 +114,9 @@ def embed_schemas_in_parallel(
     progress: Callable[[str], None] | None = None,
 ) -> list[SchemaReport]:
     """Run the schema partitions of the big databases among ``dbs``, up to ``jobs`` at once."""
-    keys = schema_partition_keys(dbs, index_paths, embedding_model.embedder().identity, min_columns)
+    keys = schema_partition_keys(
+        dbs, index_paths, embedding_model.embedder().identity, min_columns, embedding_model.column_tier()
+    )
     if not keys:
         return []
     require_persistent(instance)

@@ -51,6 +51,8 @@ class RuntimeSettings(BaseSettings):
     # the model a build embeds with (a model_catalog name or alias; default all-MiniLM-L6-v2);
     # the query side always loads the model each index's manifest names
     schemarag_embedding_model: str | None = None
+    # what a build embeds column chunks with: full (default), short, bm25 (assets/lib/embed_plan.py)
+    schemarag_column_vectors: str | None = None
     # dbt layer prior: consumer_first (marts/reports before staging/sources), off, or
     # layer=weight overrides (runtime.search.layer_prior)
     schemarag_layer_prior: str = "consumer_first"

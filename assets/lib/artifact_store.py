@@ -40,6 +40,7 @@ from schemarag.assets.lib.tables_cache import TablesCache, tables_key
 from schemarag.runtime.artifact.chunk_model import CHUNK_FIELDS, Chunk
 from schemarag.runtime.artifact.format import (
     CURRENT,
+    DEFAULT_COLUMN_VECTORS,
     FORMAT_VERSION,
     LANCE_DIR,
     LANCE_TABLE,
@@ -302,6 +303,8 @@ def _manifest(payload: ArtifactPayload, folder: Path) -> dict[str, Any]:
         "inputs": payload.inputs,
         "params": {**payload.params, "bm25": {"k1": K1, "b": B}},
         "model": payload.model,
+        # what column chunks were embedded with (runtime/artifact/format.py COLUMN_VECTOR_TIERS)
+        "column_vectors": payload.params.get("column_vectors", DEFAULT_COLUMN_VECTORS),
         "counts": {
             "chunks": len(payload.chunks),
             "tables": len(payload.database.tables),

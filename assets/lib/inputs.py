@@ -45,13 +45,16 @@ class SourceSnapshot:
     warnings: list[str] = field(default_factory=list)
 
 
-def build_params(chunking: ChunkingConfig, database: Database | None = None) -> dict:
+def build_params(
+    chunking: ChunkingConfig, database: Database | None = None, column_vectors: str | None = None
+) -> dict:
     """What the key hashes besides the inputs and the model; with ``database``, also the
     embedding plan's version when the database is large enough to be embedded sparingly, and
-    the join-inference version when it declares no foreign key."""
+    the join-inference version when it declares no foreign key, and the column tier when it
+    is not the default (:func:`~.embed_plan.plan_params`)."""
     params = {"chunking": json.loads(chunking.to_json()), "tokenizer": TOKENIZER_CONFIG}
     if database is not None:
-        params |= plan_params(database, chunking.embed_all_columns_up_to)
+        params |= plan_params(database, chunking.embed_all_columns_up_to, column_vectors)
         params |= join_params(declares_keys(database))
     return params
 
@@ -63,6 +66,7 @@ def built_key(
     artifacts: Path,
     chunking: ChunkingConfig | None = None,
     tenant: str | None = None,
+    column_vectors: str | None = None,
 ) -> tuple[str, Path] | None:
     """``(key, database root)`` when a complete artifact of ``db``'s current inputs exists, else
     None; for ``schemarag build``'s "unchanged" check.
@@ -91,7 +95,9 @@ def built_key(
     except (TypeError, KeyError):
         return None
     docs, _ = read_doc_bytes(docs_dir(data, db), chunking.max_doc_bytes)
-    params = build_params(chunking) | plan_params_for(columns, chunking.embed_all_columns_up_to)
+    params = build_params(chunking) | plan_params_for(
+        columns, chunking.embed_all_columns_up_to, column_vectors
+    )
     params |= join_params(declares_keys_raw(decoded))
     key = compute_key(raw, docs, params, model)
     root = database_artifacts(artifacts, db, tenant or own_tenant)
@@ -106,8 +112,10 @@ def read_sources(
     artifacts: Path,
     chunking: ChunkingConfig | None = None,
     tenant: str | None = None,
+    column_vectors: str | None = None,
 ) -> SourceSnapshot:
-    """Read and validate inputs; compute the artifact key; note whether it is already built."""
+    """Read and validate inputs; compute the artifact key; note whether it is already built.
+    ``column_vectors``: the column tier (None: the default, ``full``)."""
     chunking = chunking or ChunkingConfig()
     spath = schema_path(data, db)
     try:
@@ -125,7 +133,7 @@ def read_sources(
         )
     ddir = docs_dir(data, db)
     docs, warnings = read_doc_bytes(ddir, chunking.max_doc_bytes)
-    params = build_params(chunking, database)
+    params = build_params(chunking, database, column_vectors)
     key = compute_key(raw, docs, params, model)
     schema_bytes = raw
     if "join_inference" in params:  # no declared keys: the index gets inferred ones (docs/ranking.md)

@@ -30,7 +30,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from schemarag.runtime.artifact.format import FORMAT_VERSION, KEY_LENGTH, MANIFEST
+from schemarag.runtime.artifact.format import (
+    COLUMN_VECTOR_TIERS,
+    DEFAULT_COLUMN_VECTORS,
+    FORMAT_VERSION,
+    KEY_LENGTH,
+    MANIFEST,
+)
 from schemarag.runtime.errors import ArtifactError, ManifestMismatchError
 from schemarag.runtime.json_paths import json_path
 
@@ -106,6 +112,19 @@ class Manifest(BaseModel):
     model: ModelIdentity
     counts: Counts
     files: dict[str, FileEntry]
+    # what column chunks were embedded with (format.COLUMN_VECTOR_TIERS); absent = "full"
+    column_vectors: str = DEFAULT_COLUMN_VECTORS
+
+    @field_validator("column_vectors")
+    @classmethod
+    def _known_tier(cls, tier: str) -> str:
+        if tier not in COLUMN_VECTOR_TIERS:
+            raise ValueError(
+                f"column vector tier {tier!r} is not one this runtime reads "
+                f"({', '.join(COLUMN_VECTOR_TIERS)}); rebuild with `schemarag build` or install "
+                "the schemarag version that wrote it"
+            )
+        return tier
 
     @field_validator("files")
     @classmethod
