@@ -44,6 +44,14 @@ def chunk_groups(chunks: list[Chunk], db: Database) -> list[int]:
 # Texts are embedded in slices of this many, shortest first, so progress can be reported between
 # slices; a multiple of passage_embed's batch of 16 keeps exactly the batches one call would make.
 EMBED_SLICE = 64
+# Slices whose longest text is at most this many characters (~125 word pieces) run on the pool of
+# single-thread sessions (:mod:`~schemarag.assets.lib.embed_workers`); longer ones on the build's
+# own session, one at a time, as before. Each session keeps an onnxruntime arena sized by the
+# largest batch it ran: 16 texts of 512 tokens grow it to ~1.8 GB (measured: 256 such texts, peak
+# RSS 2.1 GB on one session, 4.1 GB on two), so two sessions on long texts took the 120,000-column
+# bench from 5.6 to 7.7 GB, over its 6 GB target. Short texts, the distinct column comments of a
+# documented warehouse, are where the pool's CPU saving is and their arenas stay small.
+POOL_MAX_CHARS = 500
 
 
 def embed_chunks(
@@ -87,7 +95,7 @@ def embed_missing(
 ) -> dict[str, np.ndarray]:
     """``{key: vector}`` of the texts at ``missing`` (first occurrences, in chunk order): group by
     group in ascending group order, each group shortest first in slices of :data:`EMBED_SLICE`;
-    the slices run on one single-thread session per core (:mod:`~schemarag.assets.lib.embed_workers`),
+    slices of short texts run on one single-thread session per core (:data:`POOL_MAX_CHARS`),
     each slice whole on one session, so the vectors are those of one session."""
     if not missing:
         return {}
@@ -101,13 +109,17 @@ def embed_missing(
     parts = [
         order[start : start + EMBED_SLICE] for order in orders for start in range(0, len(order), EMBED_SLICE)
     ]
+    # short slices on the pool, long ones on the build's own session (see POOL_MAX_CHARS)
+    short = [p for p in parts if max(len(texts[i] or "") for i in p) <= POOL_MAX_CHARS]
+    long = [p for p in parts if max(len(texts[i] or "") for i in p) > POOL_MAX_CHARS]
     fresh: dict[str, np.ndarray] = {}
     done = 0
-    for n, vecs in embed_slices(pool, [[texts[i] or "" for i in part] for part in parts]):
-        fresh.update({keys[i]: vecs[j] for j, i in enumerate(parts[n])})
-        done += len(parts[n])
-        if on_batch:
-            on_batch(done, len(missing))
+    for members, group in ((pool, short), ([embedder], long)):
+        for n, vecs in embed_slices(members, [[texts[i] or "" for i in part] for part in group]):
+            fresh.update({keys[i]: vecs[j] for j, i in enumerate(group[n])})
+            done += len(group[n])
+            if on_batch:
+                on_batch(done, len(missing))
     return fresh
 
 

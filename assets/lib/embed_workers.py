@@ -9,6 +9,10 @@ thread also steals the core the other one needs. Independent sessions share noth
 of texts runs on one session from start to end, ``session.run`` releases the GIL, and the cores
 stay busy with work.
 
+Each session keeps its own onnxruntime arena, sized by the largest batch it ran (~1.8 GB for
+16 texts of 512 tokens), so the build sends only slices of short texts here
+(``chunk_embeddings.POOL_MAX_CHARS``) and long ones to its own session.
+
 The vectors do not depend on the thread count (checked bit for bit in
 ``tests/assets/test_embed_workers.py``), so the embedding cache, the artifact bytes and every key
 stay what they were. An embedder whose spec names ``threads`` is used as given (one session):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schemarag.assets.chunk_embeddings import EMBED_SLICE, embed_chunks, embed_missing
+from schemarag.assets.chunk_embeddings import EMBED_SLICE, POOL_MAX_CHARS, embed_chunks, embed_missing
 from schemarag.assets.lib.chunking import chunk_database
 from schemarag.assets.lib.embed_workers import embed_slices, session_pool
 from schemarag.assets.lib.embedding_cache import text_key
@@ -15,12 +15,17 @@ from schemarag.runtime.search.embedding import Embedder, ModelSpec
 
 
 def _texts(n: int) -> list[str]:
-    """Texts of varied length, so batches pad differently."""
-    return [f"col_{i}\nAmount {i} of the order line" + " in US dollars" * (i % 7) for i in range(n)]
+    """Texts of varied length, so batches pad differently; the longest ones past
+    POOL_MAX_CHARS, so their slices run on the build's own session."""
+    return [
+        f"col_{i}\nAmount {i} of the order line" + " in US dollars" * (i % 7 + 40 * (i % 29 == 0))
+        for i in range(n)
+    ]
 
 
 def test_a_pool_of_single_thread_sessions_gives_the_default_sessions_vectors_bit_for_bit() -> None:
     texts = _texts(3 * EMBED_SLICE + 5)
+    assert max(map(len, texts)) > POOL_MAX_CHARS >= sorted(map(len, texts))[-EMBED_SLICE]
     single = Embedder.get()
     pool = session_pool(single, workers=2)
     assert len(pool) == 2 and all(e.spec.threads == 1 for e in pool) and pool[0] is not pool[1]
