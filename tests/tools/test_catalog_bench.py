@@ -68,3 +68,25 @@ def test_bench_full_size(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads((tmp_path / "r.json").read_text())
     assert res["tables"] >= 2000 and res["columns"] >= 120_000 and res["spec"]["families"] >= 1
+
+
+def test_bench_sweep_over_documented_share_and_column_tiers(tmp_path):
+    """A sweep builds each (share, tier) cold: bm25 embeds no column, and short no more distinct
+    texts than full (it drops the table name, so equal columns of two tables share one)."""
+    chart = tmp_path / "sweep.png"
+    proc = _bench(tmp_path, "--tables", "6", "--columns", "60", "--schemas", "2", "--families", "1",
+                  "--shards", "3", "--documented", "0.1,1.0", "--column-vectors", "full,short,bm25",
+                  "--chart", str(chart))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads((tmp_path / "r.json").read_text())["sweep"]
+    cell = {(r["documented"], r["column_vectors"]): r for r in rows}
+    assert len(cell) == 6 and all(r["columns_per_s"] > 0 and r["columns_per_cpu_s"] > 0 for r in rows)
+    for share in (0.1, 1.0):
+        assert cell[share, "bm25"]["embedded"] < cell[share, "short"]["embedded"]
+        assert cell[share, "short"]["embedded"] <= cell[share, "full"]["embedded"]
+    assert chart.stat().st_size > 0 and "col/CPU-s" in proc.stdout
+
+
+def test_bench_refuses_an_unknown_tier(tmp_path):
+    proc = _bench(tmp_path, "--column-vectors", "full,static")
+    assert proc.returncode == 2 and "use one or more of full, short, bm25" in proc.stderr

@@ -8,6 +8,13 @@ Prints build columns/s, peak RSS of this process, index size, search p50/p95 and
 times against the issue's targets. Everything lives in a temporary folder (``--keep DIR`` keeps it).
 
     schemarag bench catalog [--tables 2000] [--columns 120000] [--json OUT]
+
+With several ``--documented`` fractions or ``--column-vectors`` tiers (comma-separated), it sweeps
+instead: per (fraction, tier), a fresh export, import and cold build (empty embedding cache),
+and prints wall columns/s, CPU seconds and columns per CPU-second; the chart is columns/s against
+% documented, one line per tier:
+
+    schemarag bench catalog --documented 0.1,1.0 --column-vectors full,short,bm25
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from schemarag.runtime.artifact.format import COLUMN_VECTOR_TIERS
 from schemarag.runtime.errors import SchemaragError
 from schemarag.tools.benchmarks.warehouse_catalog import ATTRIBUTES, CatalogSpec, write_export
 from schemarag.tools.commands.json_output import add_json_output
@@ -40,7 +48,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schemas", type=int, default=spec.schemas, help=f"schemas ({spec.schemas})")
     parser.add_argument("--families", type=int, default=spec.families, help="date-sharded families")
     parser.add_argument("--shards", type=int, default=spec.shards, help="daily tables per family")
-    parser.add_argument("--documented", type=float, default=spec.documented, help="columns with a comment")
+    parser.add_argument(
+        "--documented",
+        type=_fractions,
+        default=[spec.documented],
+        help=f"share of columns with a comment ({spec.documented}); several, comma-separated, sweep",
+    )
+    parser.add_argument(
+        "--column-vectors",
+        type=_tiers,
+        default=["full"],
+        help=f"column tier(s) to build with ({', '.join(COLUMN_VECTOR_TIERS)}); several (comma) sweep",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dialect", default="bigquery", help="dialect of the generated catalog")
     parser.add_argument("--queries", type=int, default=200, help="search questions timed (after 10 warm-up)")
@@ -48,6 +67,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", default=None, metavar="DIR", help="work in DIR and keep it")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     add_json_output(parser)
+
+
+def _fractions(value: str) -> list[float]:
+    try:
+        out = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--documented {value!r}: use fractions like 0.1,1.0") from None
+    if not out or any(not 0.0 <= v <= 1.0 for v in out):
+        raise argparse.ArgumentTypeError(f"--documented {value!r}: fractions between 0 and 1")
+    return out
+
+
+def _tiers(value: str) -> list[str]:
+    out = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [v for v in out if v not in COLUMN_VECTOR_TIERS]
+    if not out or bad:
+        raise argparse.ArgumentTypeError(
+            f"--column-vectors {value!r}: use one or more of {', '.join(COLUMN_VECTOR_TIERS)}"
+        )
+    return out
 
 
 def _log(msg: str) -> None:
@@ -80,13 +119,17 @@ def _questions(names: list[str], n: int, seed: int) -> list[str]:
     return out
 
 
-def _build(data: Path, artifacts: Path, instance: Any, what: str) -> tuple[float, float, Any]:
+def _build(
+    data: Path, artifacts: Path, instance: Any, what: str, tier: str = "full"
+) -> tuple[float, float, Any]:
     """``(wall seconds, CPU seconds, build report)`` of one in-process build."""
+    from schemarag.assets.resources import EmbeddingModel
     from schemarag.pipelines.build import build_databases
 
     _log(f"{what} ...")
     start, cpu = time.perf_counter(), _cpu_s()
-    (report,) = build_databases([DB], data, artifacts, instance=instance)
+    model = EmbeddingModel(column_vectors=tier)
+    (report,) = build_databases([DB], data, artifacts, instance=instance, embedding_model=model)
     seconds, cpu = time.perf_counter() - start, _cpu_s() - cpu
     if not report.ok:
         raise SchemaragError(f"bench catalog: {what} failed: {report.error}")
@@ -132,8 +175,8 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from schemarag.tools.benchmarks.build_bench import _noop_phase
     from schemarag.tools.importers.catalog_export import import_catalog_export
 
-    spec = CatalogSpec(args.tables, args.columns, args.schemas, args.families, args.shards, args.documented,
-                       args.seed)  # fmt: skip
+    spec = CatalogSpec(args.tables, args.columns, args.schemas, args.families, args.shards,
+                       args.documented[0], args.seed)  # fmt: skip
     data, artifacts = work / "data", work / "artifacts"
     start = time.perf_counter()
     export = write_export(spec, work / "export")
@@ -148,14 +191,24 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
     Embedder.get().passage_embed(["warm up the ONNX session"])
     instance = dg.DagsterInstance.ephemeral()
-    cold_s, cold_cpu, cold = _build(data, artifacts, instance, "cold build")
+    tier = args.column_vectors[0]
+    cold_s, cold_cpu, cold = _build(data, artifacts, instance, "cold build", tier)
     index_mb = _size_mb(artifacts / DB / cold.key)
     search = _search(artifacts, _questions(export.table_names, args.queries + 10, args.seed))
     edited = _edit_one_table(data)
-    edit_s, edit_cpu, edit = _build(data, artifacts, instance, f"rebuild after editing {edited}")
-    noop = _noop_phase([DB], data, artifacts, max(1, args.repeats), all_dbs=False)
+    edit_s, edit_cpu, edit = _build(data, artifacts, instance, f"rebuild after editing {edited}", tier)
+    saved = os.environ.get("SCHEMARAG_COLUMN_VECTORS")
+    os.environ["SCHEMARAG_COLUMN_VECTORS"] = tier  # the no-op `schemarag build` of the same tier
+    try:
+        noop = _noop_phase([DB], data, artifacts, max(1, args.repeats), all_dbs=False)
+    finally:
+        if saved is None:
+            os.environ.pop("SCHEMARAG_COLUMN_VECTORS", None)
+        else:
+            os.environ["SCHEMARAG_COLUMN_VECTORS"] = saved
     res = {
         "spec": spec.__dict__,
+        "column_vectors": tier,
         "physical_tables": export.physical_tables,
         "physical_columns": export.physical_columns,
         "tables": imported.tables,
@@ -221,18 +274,84 @@ def report(res: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def sweep(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """One cold build per (documented fraction, column tier), each from a fresh export, import,
+    artifacts folder and embedding cache, in one process (model already loaded)."""
+    import dagster as dg
+
+    import schemarag.pipelines.build  # noqa: F401  (one-off import cost, outside the build timing)
+    from schemarag.runtime.search.embedding import Embedder
+    from schemarag.tools.importers.catalog_export import import_catalog_export
+
+    Embedder.get().passage_embed(["warm up the ONNX session"])
+    rows = []
+    cells = [(d, t) for d in args.documented for t in args.column_vectors]
+    for n, (documented, tier) in enumerate(cells, 1):
+        cell = work / f"documented{documented:g}-{tier}"
+        spec = CatalogSpec(args.tables, args.columns, args.schemas, args.families, args.shards, documented,
+                           args.seed)  # fmt: skip
+        export = write_export(spec, cell / "export")
+        imported = import_catalog_export(export.columns, cell / "data", database=DB, tables=export.tables,
+                                         foreign_keys=export.foreign_keys, dialect=args.dialect)  # fmt: skip
+        load = os.getloadavg()[0]
+        what = f"[{n}/{len(cells)}] cold build, {documented:.0%} documented, column tier {tier}"
+        wall, cpu, report_ = _build(
+            cell / "data", cell / "artifacts", dg.DagsterInstance.ephemeral(), what, tier
+        )
+        rows.append(
+            {
+                "documented": documented,
+                "column_vectors": tier,
+                "columns": imported.columns,
+                "chunks": report_.chunks,
+                "embedded": report_.embedded,
+                "cold_build_s": wall,
+                "cold_build_cpu_s": cpu,
+                "columns_per_s": imported.columns / wall,
+                "columns_per_cpu_s": imported.columns / cpu,
+                "load_average_1m_start": load,
+                "load_average_1m_end": os.getloadavg()[0],
+            }
+        )
+        shutil.rmtree(cell, ignore_errors=True)  # several GB of artifacts per cell
+    return {"sweep": rows, "tables": args.tables, "cpu_count": os.cpu_count(), "peak_rss_gb": _peak_rss_gb()}
+
+
+def sweep_report(res: dict[str, Any]) -> str:
+    rows = [
+        f"{'documented':>10} {'tier':<6} {'embedded':>8} {'wall s':>8} {'columns/s':>9} {'CPU s':>8} "
+        f"{'col/CPU-s':>9} {'load':>9}"
+    ]
+    for r in res["sweep"]:
+        rows.append(
+            f"{r['documented']:>10.0%} {r['column_vectors']:<6} {r['embedded']:>8} {r['cold_build_s']:>8.1f} "
+            f"{r['columns_per_s']:>9.0f} {r['cold_build_cpu_s']:>8.1f} {r['columns_per_cpu_s']:>9.0f} "
+            f"{r['load_average_1m_start']:>4.1f}-{r['load_average_1m_end']:<4.1f}"
+        )
+    rows.append(f"(target >= {TARGETS['columns_per_s']:.0f} columns/s; {res['cpu_count']} CPUs; load = "
+                "1-minute load average at the start and end of each build)")  # fmt: skip
+    return "\n".join(rows)
+
+
 def run(args: argparse.Namespace) -> int:
+    many = len(args.documented) > 1 or len(args.column_vectors) > 1
     if args.keep:
         work = Path(args.keep)
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
-        res = measure(args, work)
+        res = sweep(args, work) if many else measure(args, work)
     else:
         with tempfile.TemporaryDirectory(prefix="schemarag-bench-catalog-") as tmp:
-            res = measure(args, Path(tmp))
-    print(report(res))
+            res = sweep(args, Path(tmp)) if many else measure(args, Path(tmp))
+    print(sweep_report(res) if many else report(res))
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(res, indent=2, default=str), encoding="utf-8")
         _log(f"wrote {args.json_out}")
+    if many:
+        return (
+            1
+            if args.check and any(r["columns_per_s"] < TARGETS["columns_per_s"] for r in res["sweep"])
+            else 0
+        )
     return 1 if args.check and not all(res["ok"].values()) else 0

@@ -170,8 +170,37 @@ def retrieve_chart(results: list[dict[str, Any]], path: Path) -> Path:
     )
 
 
+def catalog_sweep_chart(res: dict[str, Any], path: Path) -> Path:
+    """``bench catalog`` sweep: cold-build columns/s (wall, solid) and columns per CPU-second
+    (dashed) against the share of documented columns, one colour per column tier."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    tiers = list(dict.fromkeys(r["column_vectors"] for r in res["sweep"]))
+    for i, tier in enumerate(tiers):
+        rows = sorted((r for r in res["sweep"] if r["column_vectors"] == tier), key=lambda r: r["documented"])
+        xs = [100 * r["documented"] for r in rows]
+        colour = f"C{i}"
+        ax.plot(xs, [r["columns_per_s"] for r in rows], "o-", color=colour, label=f"{tier}: columns/s (wall)")
+        ax.plot(xs, [r["columns_per_cpu_s"] for r in rows], "s--", color=colour,
+                label=f"{tier}: columns per CPU-second")  # fmt: skip
+    ax.axhline(300, color="grey", linestyle=":", label="target 300 columns/s")
+    ax.set_xlabel("columns documented (%)")
+    ax.set_ylabel("columns per second")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"Cold build of a {res['sweep'][0]['columns']:,}-column catalog by column tier")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def catalog_chart(res: dict[str, Any], path: Path) -> Path:
-    """``bench catalog``: wall seconds of each phase at warehouse scale (log axis: ms to minutes)."""
+    """``bench catalog``: wall seconds of each phase at warehouse scale (log axis: ms to minutes);
+    a sweep's JSON gets :func:`catalog_sweep_chart`."""
+    if "sweep" in res:
+        return catalog_sweep_chart(res, path)
     phases = {
         "generate\nexport": res["generate_s"],
         "import": res["import_s"],
