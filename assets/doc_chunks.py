@@ -10,6 +10,7 @@ from schemarag.assets.lib.chunk_cache import ChunkCache, chunk_cache_path
 from schemarag.assets.lib.chunking import ChunkingConfig, ChunkSet, chunk_database, decode_docs
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import IndexPaths
+from schemarag.assets.run_log import report_warnings
 from schemarag.assets.source_snapshot import SourceSnapshot
 
 
@@ -37,8 +38,7 @@ def doc_chunks(
     path = chunk_cache_path(index_paths.artifacts_path(), snap.database.name, snap.tenant)
     with ChunkCache(path) as cache:
         result = make_chunks(snap, cache)
-    for w in result.warnings:
-        context.log.warning(w)
+    report_warnings(context, result.warnings)
     by_type: dict[str, int] = {}
     for c in result.chunks:
         by_type[c.chunk_type] = by_type.get(c.chunk_type, 0) + 1

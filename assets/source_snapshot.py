@@ -9,6 +9,7 @@ from schemarag.assets.lib.inputs import SourceSnapshot, read_sources
 from schemarag.assets.live_schema import live_schema_snapshot
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
+from schemarag.assets.run_log import report_warnings
 
 
 @dg.asset(
@@ -33,8 +34,7 @@ def source_snapshot(
         column_vectors=embedding_model.column_tier(),
     )
     check_build_tenant(snap.database, index_paths.tenant)
-    for w in snap.warnings:
-        context.log.warning(w)
+    report_warnings(context, snap.warnings)
     return dg.Output(
         snap,
         metadata={

@@ -26,7 +26,9 @@ from schemarag.pipelines.definitions import INDEX_ASSETS
 from schemarag.pipelines.instance import dagster_home, open_instance
 from schemarag.pipelines.jobs import build_index_job
 
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Dagster's console logger prints errors only: an asset's warnings are printed once by the
+# schemarag logger and kept in the run's event log (assets/run_log.py), not printed twice.
+QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
 
 @dataclass

@@ -370,8 +370,7 @@ def chunk_database(
             try:
                 table, doc = _parse_doc(b, fname, doc_files[fname], source)
             except DocParseError as exc:
-                warnings.append(f"{exc}; file skipped")
-                log.warning("%s; file skipped", exc)
+                warnings.append(f"{exc}; file skipped")  # returned, reported once by the caller
                 continue
             if table is None or doc is None:  # _index.md: its database chunk is in
                 used.append(fname)
@@ -404,8 +403,8 @@ def chunk_from_disk(db: Database, docs: Path, config: ChunkingConfig | None = No
     raw, read_warnings = read_doc_bytes(docs, config.max_doc_bytes)
     files, decode_warnings = decode_docs(raw, str(docs))
     read_warnings += decode_warnings
-    for w in read_warnings:
-        log.warning(w)
     result = chunk_database(db, files, config, docs_label=str(docs))
     result.warnings[:0] = read_warnings
+    for w in result.warnings:  # no Dagster run here: the log is the only place they are reported
+        log.warning(w)
     return result

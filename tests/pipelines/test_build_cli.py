@@ -87,3 +87,30 @@ def test_unknown_database_and_empty_data(tmp_path: Path, data_copy: Path, capsys
     assert main(["build", "--data", str(empty), "--artifacts", str(tmp_path / "a")]) == 2
     _, err = capsys.readouterr()
     assert "no <db>.json schema files found" in err and str(empty) in err
+
+
+def test_each_build_warning_is_printed_once_and_kept_in_the_run(tmp_path: Path) -> None:
+    """A skipped doc file is reported once on the console (not again in Dagster's format) and
+    recorded in the run's event log, where the UI shows it."""
+    data = tmp_path / "data"
+    (data / "ecommerce" / "docs").mkdir(parents=True)
+    shutil.copy(REPO / "data" / "schemas" / "ecommerce.json", data / "ecommerce.json")
+    (data / "ecommerce" / "docs" / "nosuch.md").write_text("# nosuch\n\nNo such table.\n")
+    artifacts = tmp_path / "artifacts"
+    proc = subprocess.run(
+        [sys.executable, "-m", "schemarag", "build", "--data", str(data), "--artifacts", str(artifacts)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    assert out.count("first heading is 'nosuch'") == 1, out
+    assert "WARNING schemarag.build: ecommerce: " in out
+    from schemarag.pipelines.build import default_instance
+
+    instance = default_instance(artifacts)
+    logged = [
+        e.user_message
+        for e in instance.all_logs(instance.get_runs()[0].run_id)
+        if "first heading is 'nosuch'" in (e.user_message or "")
+    ]
+    assert len(logged) == 1
