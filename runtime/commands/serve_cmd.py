@@ -10,10 +10,12 @@ Flags become ``SCHEMARAG_SERVE_*`` variables, which is how ``--workers`` process
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 
@@ -93,8 +95,11 @@ def run(args: argparse.Namespace) -> int:
     if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         metrics_dir = tempfile.mkdtemp(prefix="schemarag-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    sock = bind_socket(settings.host, settings.port)  # a taken port is one line, before any URL
+    port = sock.getsockname()[1]
+    shown = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(
-        f"schemarag serve: {settings.artifacts} on http://{settings.host}:{settings.port} "
+        f"schemarag serve: {settings.artifacts} on http://{shown}:{port} "
         f"({settings.workers} worker(s) x {settings.threads} search threads; docs at /docs, MCP at /mcp)",
         file=sys.stderr,
     )
@@ -112,13 +117,46 @@ def run(args: argparse.Namespace) -> int:
     }
     try:
         if settings.workers > 1:
+            from uvicorn.supervisors import Multiprocess
+
             target = "schemarag.runtime.serve.app:app_from_env"
-            uvicorn.run(target, factory=True, workers=settings.workers, **common)
+            config = uvicorn.Config(target, factory=True, workers=settings.workers, **common)
+            Multiprocess(config, sockets=[sock]).run()  # what uvicorn.run does, on our socket
         else:
             from schemarag.runtime.serve.app import create_app
 
-            uvicorn.run(create_app(settings, keys), **common)
+            server = uvicorn.Server(uvicorn.Config(create_app(settings, keys), **common))
+            server.run(sockets=[sock])
+            if not server.started:
+                return 1
+    except KeyboardInterrupt:
+        pass
     finally:
+        sock.close()
         if metrics_dir:  # the workers' metric files are ours; do not leave them in /tmp
             shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything says where the server is.
+
+    uvicorn would bind after its start-up and exit with its own log lines; binding here turns a
+    taken port (or an address this machine does not have) into one line naming the fix, and the
+    URL printed afterwards is one that answers. Same options as uvicorn's ``Config.bind_socket``.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"--port {port}: {host}:{port} is already in use (another `schemarag serve`?); "
+                "stop it or choose another --port"
+            ) from None
+        raise ConfigError(f"--host {host} --port {port}: cannot listen there: {exc.strerror}") from None
+    sock.set_inheritable(True)
+    return sock

@@ -28,7 +28,7 @@ from schemarag.runtime.paths import did_you_mean
 _Q, _P, _T = "schemarag.runtime.commands", "schemarag.pipelines.commands", "schemarag.tools.commands"
 COMMANDS: dict[str, tuple[str, str]] = {
     "build": (f"{_P}.build_cmd", "build (materialize) the index artifacts with Dagster"),
-    "retrieve": (f"{_Q}.retrieve_cmd", "retrieve documentation chunks for a question"),
+    "retrieve": (f"{_Q}.retrieve_cmd", "the focused tables for a question, with the chunks behind them"),
     "generate": (f"{_Q}.generate_cmd", "generate SQL for a question (or print the prompt)"),
     "validate": (f"{_Q}.validate_cmd", "check SQL against a schema (exit 0 valid, 1 invalid, 3 unchecked)"),
     "chunks": (f"{_P}.chunks_cmd", "print the chunks parsed from a database's schema and docs"),
