@@ -157,8 +157,30 @@ def bind_check(tree: Any, db: Database, copy: bool = True) -> BindResult:
         with catalog.lock:
             catalog.con.execute("EXPLAIN " + duck_sql)
     except duckdb.Error as exc:
-        return _classify(exc, db.dialect, catalog.unknown_types)
+        result = _classify(exc, db.dialect, catalog.unknown_types)
+        if result.errors and db.dialect == "bigquery" and work.find(exp.Unnest) is not None:
+            field = _unnested_field(str(exc), db)
+            if field:
+                return _unchecked(
+                    f"DuckDB could not bind {field!r}: a field of an UNNESTed ARRAY<STRUCT>, which BigQuery "
+                    "exposes as a column and DuckDB does not (not counted as an error)"
+                )
+        return result
     return BindResult(True)
+
+
+def _unnested_field(message: str, db: Database) -> str | None:
+    """The column a binder error names when the schema knows it as a nested field (a BigQuery
+    ``field_path`` column ``event_params.key``): ``SELECT value.int_value FROM UNNEST(event_params)
+    WHERE key = 'x'`` is valid BigQuery that DuckDB's UNNEST (one struct column) cannot bind."""
+    import re
+
+    m = re.search(r'column "([^"]+)" not found', message)
+    if m is None:
+        return None
+    name = m.group(1).lower()
+    nested = any(c.name.lower().endswith("." + name) for t in db.tables for c in t.columns if "." in c.name)
+    return m.group(1) if nested else None
 
 
 def _classify(exc: Exception, dialect: str, unknown_types: bool = False) -> BindResult:
