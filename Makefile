@@ -94,6 +94,11 @@ bench: install
 check-base-install: install
 	FULL_PYTHON=$(BIN)/python PYTHON=$(PYTHON) tools/check_base_install.sh
 
+# The Dockerfile's lines replayed without Docker (COPY, WORKDIR, ENV, RUN in a fresh venv, then the
+# CMD queried over HTTP with a key): tools/check_dockerfile.py.
+check-dockerfile: install
+	$(BIN)/python tools/check_dockerfile.py --python $(PYTHON) --full-python $(BIN)/python
+
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
