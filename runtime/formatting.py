@@ -474,7 +474,21 @@ def format_focused_schema(
     token_budget: int | None = None,
     ddl: dict[str, TableDDL] | None = None,
 ) -> str:
-    """Retrieved tables + FK neighbours as CREATE TABLE, then the retrieved docs by table.
+    """The focused schema of ``result``: CREATE TABLE statements, then the retrieved docs by
+    table (see :func:`focused_schema_levels`, which also says how far each table was thinned)."""
+    return focused_schema_levels(db, result, token_budget, ddl)[0]
+
+
+def focused_schema_levels(
+    db: Database,
+    result: RetrievalResult,
+    token_budget: int | None = None,
+    ddl: dict[str, TableDDL] | None = None,
+) -> tuple[str, dict[str, int]]:
+    """``(text, detail level per ranked table)``: exactly what a surface serves, and what
+    ``schemarag eval --focus`` scores (the levels say which columns a thinned table still shows).
+
+    Retrieved tables + FK neighbours as CREATE TABLE, then the retrieved docs by table.
 
     Retrieved tables show every column; a neighbour is there to be joined through, so it shows
     its key and label columns (PK, FKs, FK targets, ``*name``/``title``) without descriptions.
@@ -512,20 +526,23 @@ def format_focused_schema(
             text = format_tables(db, tbls, shown_columns, ddl=ddl, described=described)
         return text + docs_section(db, chs, tbls)
 
+    unthinned = dict.fromkeys(tables, 0)
     out = render(tables, chunks)
     if token_budget is None:
-        return out
+        return out, unthinned
     while estimate_tokens(out) > token_budget and chunks:
         chunks = chunks[:-1]
         out = render(tables, chunks)
     if ranking is not None:  # every ranked table stays; they are thinned, not dropped
         if estimate_tokens(out) <= token_budget:
-            return out
+            return out, unthinned
         docs_tokens = estimate_tokens(out) - estimate_tokens(format_ranking(db, ranking, ddl))
-        return render(tables, chunks, max(0, token_budget - docs_tokens))
+        ddl_budget = max(0, token_budget - docs_tokens)
+        levels = focused_parts(db, ranking, ddl, ddl_budget)[0]
+        return render(tables, chunks, ddl_budget), levels
     retrieved = {t for t in tables if t.lower() in retrieved_set}
     while estimate_tokens(out) > token_budget and len(tables) > len(retrieved):
         drop = next(t for t in reversed(tables) if t not in retrieved)
         tables.remove(drop)
         out = render(tables, chunks)
-    return out
+    return out, dict.fromkeys(tables, 0)

@@ -113,7 +113,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--adaptive",
         action="store_true",
-        help="adaptive budget with the shipped knobs (ADAPTIVE_BUDGET); the budgets are ceilings",
+        help="adaptive budget with the shipped knobs (ADAPTIVE_BUDGET); the budgets are ceilings; "
+        "scored through the serving path, as --focus",
+    )
+    parser.add_argument(
+        "--focus",
+        choices=("default", "compact"),
+        default=None,
+        help="score exactly what retrieve/generate/HTTP/MCP serve with this focus: Retriever.search "
+        "(ranking, columns, compact cap) and the served text, docs included (context ratio)",
     )
     parser.add_argument("--join-paths", action="store_true", help="complete FK join paths of kept tables")
     parser.add_argument(
@@ -193,7 +201,14 @@ def run(args: argparse.Namespace) -> int:
         hedging=not args.no_hedging,
         abbreviations=args.abbreviations,
         adaptive=_adaptive(args),
+        served=args.focus is not None or args.adaptive,
+        focus=args.focus,
     )
+    if config.served and (args.join_paths or args.no_hedging or args.confidence is not None):
+        raise ConfigError(
+            "--focus/--adaptive score the served retrieval with its shipped knobs; drop --join-paths, "
+            "--no-hedging and --confidence (they are ablations of the evaluation path)"
+        )
     payload: dict = {}
     result = None
     if not (args.no_eval and args.cross_validate):

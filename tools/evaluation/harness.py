@@ -59,6 +59,10 @@ class EvalConfig:
     join_paths: bool = False
     hedging: bool = True  # union routing hedging (False: the ablation without it)
     abbreviations: bool = False  # question words also match their abbreviations (opt-in)
+    # Score the headline method through the serving path itself (Retriever.search with this focus
+    # and the adaptive budget, then the served text): `eval --focus` / `--adaptive`.
+    served: bool = False
+    focus: str | None = None
 
 
 @dataclass
@@ -134,8 +138,42 @@ def shown_columns(
     return out
 
 
+def _served_tables(result: Any) -> list[str]:
+    return list(result.ranking.tables) if result.ranking is not None else []
+
+
+def _run_served(source: _Datasource, text: str, config: EvalConfig) -> dict[str, Any]:
+    """One question the way every surface answers it: ``Retriever.search`` (ranking, focus,
+    adaptive budget, compact cap) and the served text, docs included (``focused_tokens``)."""
+    from schemarag.runtime.formatting import focused_schema_levels
+
+    budgets, top = sorted(config.budgets), max(config.budgets)
+    ask = {"focus": config.focus or "default", "adaptive": config.adaptive or False}
+    retriever = source.retriever
+    retriever.clear_query_cache()
+    started = time.perf_counter()
+    result = retriever.search(text, table_budget=top, **ask)
+    served, levels = focused_schema_levels(source.db, result, ddl=source.ddl)
+    latency = (time.perf_counter() - started) * 1000.0
+    ranking = result.ranking or TableRanking(tables=[])  # nothing relevant: no focused tables
+    kept_by_budget = {b: _served_tables(retriever.search(text, table_budget=b, **ask)) for b in budgets[:-1]}
+    kept_by_budget[top] = list(ranking.tables)
+    return {
+        "kept_by_budget": kept_by_budget,
+        "kept_columns": shown_columns(source, ranking, levels),
+        "ddl_columns": shown_columns(source, ranking, levels, ddl_only=True),
+        "scores": {k: round(float(v), 6) for k, v in ranking.scores.items()},
+        "focused_tokens": estimate_tokens(served),
+        "full_tokens": source.full_tokens,
+        "latency_ms": latency,
+    }
+
+
 def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: EvalConfig) -> dict[str, Any]:
     from schemarag.runtime.formatting import focused_parts
+
+    if config.served and (method, fk) == tuple(config.methods[0][1:]):
+        return _run_served(source, text, config)
 
     budgets = config.budgets
     kept_by_budget: dict[int, list[str]] = {}
@@ -236,6 +274,8 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
         "budgets": list(config.budgets),
         "gold_unresolved": gold_problems,
     }
+    if config.served:  # what was scored is what the surfaces serve in this mode
+        payload.update(focus=config.focus or "default", adaptive=config.adaptive is not None, served=True)
     return EvalResult(payload, predictions, records)
 
 
