@@ -24,6 +24,7 @@ from fastapi.responses import Response
 from schemarag import __version__
 from schemarag.runtime.errors import SchemaragError
 from schemarag.runtime.serve import metrics
+from schemarag.runtime.serve.docs_pages import mount_docs
 from schemarag.runtime.serve.keys import ANONYMOUS, KeyStore
 from schemarag.runtime.serve.middleware import ServeMiddleware
 from schemarag.runtime.serve.routes import router
@@ -88,7 +89,10 @@ def create_app(settings: ServeSettings, keys: KeyStore | None = None) -> FastAPI
         description="Focused schemas for text-to-SQL: search documented schemas, get token-budgeted "
         "CREATE TABLE context, validate SQL. Send `Authorization: Bearer <key>` when keys are configured.",
         lifespan=lifespan,
+        docs_url=None,  # the offline pages below replace FastAPI's CDN-backed ones
+        redoc_url=None,
     )
+    mount_docs(app, "schemarag")
     app.state.server = state
     app.include_router(router)
     if settings.mcp:

@@ -29,6 +29,14 @@ ENDPOINTS = frozenset(
     {"/healthz", "/readyz", "/metrics", "/v1/databases", "/v1/retrieve", "/v1/schema", "/v1/validate",
      "/v1/generate", "/docs", "/openapi.json", "/mcp"}
 )  # fmt: skip
+DOCS_ASSETS = "/docs-assets/"  # docs_pages.ASSETS: the Swagger UI / ReDoc files /docs loads
+
+
+def public(path: str) -> bool:
+    """Reachable without an API key: health, the OpenAPI document and its pages and their assets."""
+    return path in PUBLIC or (path.startswith(DOCS_ASSETS) and ".." not in path)
+
+
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
@@ -97,7 +105,7 @@ class ServeMiddleware:
         principal = ANONYMOUS
         counted = False
         try:
-            if path not in PUBLIC and (self.keys or path == "/metrics"):
+            if not public(path) and (self.keys or path == "/metrics"):
                 principal = self._authorise(headers, path, scope)
                 if principal is None:
                     await send_json(
@@ -109,7 +117,7 @@ class ServeMiddleware:
                     )  # fmt: skip
                     return
             state["principal"] = principal
-            if path not in PUBLIC and path != "/metrics":
+            if not public(path) and path != "/metrics":
                 if self.inflight >= self.max_inflight:
                     metrics.REJECTED.labels("concurrency").inc()
                     await send_json(

@@ -36,6 +36,7 @@ EXTRA_BY_MODULE: dict[str, str] = {
     "matplotlib": "eval",
     "starlette": "serve",
     "fastapi": "serve",
+    "fastapi_offline": "serve",
     "orjson": "serve",
     "uvicorn": "serve",
     "mcp": "serve",

@@ -170,3 +170,22 @@ def test_every_route_answers_in_snake_case_with_the_cli_keys(unkeyed) -> None:
     listed = httpx.get(f"{unkeyed.base}/v1/databases").json()
     for doc in (found, schema, checked, listed):
         assert not_snake_case(doc) == []
+
+
+def test_api_docs_pages_load_their_assets_from_this_server(keyed) -> None:
+    """/docs and /redoc work offline: every script and stylesheet they load is served here, and
+    they need no API key (the data routes still do)."""
+    import re
+
+    for page in ("/docs", "/redoc"):
+        html = httpx.get(f"{keyed.base}{page}").text
+        assets = re.findall(r"""(?:src|href)=["']([^"']+\.(?:js|css|png))["']""", html)
+        assert assets, html[:500]
+        for url in assets:
+            assert url.startswith("/docs-assets/"), f"{page} loads {url} from elsewhere"
+            got = httpx.get(f"{keyed.base}{url}")
+            assert got.status_code == 200 and len(got.content) > 1000, url
+    assert httpx.get(f"{keyed.base}/docs-assets/nope.js").status_code == 404
+    assert (
+        httpx.post(f"{keyed.base}/v1/retrieve", json={"database": "shop", "question": "x"}).status_code == 401
+    )
