@@ -60,7 +60,10 @@ def test_bench_reports_each_project_and_a_failure_as_a_row(tmp_path):
 def test_every_spider2_dbt_project_imports(tmp_path):
     _, rows = _bench(SPIDER2_DBT, tmp_path / "out.json")
     failed = {r["project"]: r["error"] for r in rows if r["error"]}
-    # activity001 is a package's integration tests: every model is a call to the package's macros,
-    # which are not installed, and its seeds' CSVs are not in the extract: nothing is knowable
-    assert set(failed) <= {"activity001"}, failed
+    # Nothing in these is knowable from code: activity001 is a package's integration tests (every
+    # model calls the uninstalled package's macros); divvy001, playbook001/002 and reddit001 hold
+    # sources without columns and models that are only yml entries (their .sql is not in the
+    # extract) or `select *` over those sources. Each fails with the error that says what to pass.
+    assert set(failed) <= {"activity001", "divvy001", "playbook001", "playbook002", "reddit001"}, failed
+    assert all("nothing to import" in e for e in failed.values())
     assert len(rows) >= 60
