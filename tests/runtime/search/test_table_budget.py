@@ -159,3 +159,20 @@ def test_adaptive_search_keeps_at_most_the_ceiling_and_says_so(
         == 0
     )
     assert f"(default focus, adaptive, {len(kept)} kept)" in capsys.readouterr().out
+
+
+def test_compact_is_never_larger_than_default_on_any_bundled_question(built_artifacts: Path) -> None:
+    """Issue 26: compact gave a larger prompt than default on b2b_saas (2,223 vs 1,992 tokens).
+    Its cap is also bounded by the default focus of the same tables, question by question."""
+    from schemarag.runtime.formatting import estimate_tokens
+    from schemarag.tools.evaluation.questions import load_questions
+
+    r = Retriever.open("b2b_saas", artifacts=built_artifacts)
+    questions = load_questions(SAMPLES.parent / "questions" / "b2b_saas.jsonl", None)
+    assert len(questions) >= 10
+    for q in questions:
+        sizes = {
+            focus: estimate_tokens(format_focused_schema(r.schema, r.search(q.question, focus=focus)))
+            for focus in ("default", "compact")
+        }
+        assert sizes["compact"] <= sizes["default"], (q.question, sizes)
