@@ -260,3 +260,17 @@ def test_dbt_precedence_details_found_against_dbt_ls(tmp_path):
     names = {t.name for t in load_schema(tmp_path / "out" / "jaffle_warehouse.json").tables}
     assert "payments_db.stripe.charges" not in names
     assert len([w for w in report.warnings if "'stripe.charges' is a file" in w]) == 1
+
+
+def test_ymls_are_read_as_dbt_reads_them(tmp_path):
+    """A tab before a description (a Fivetran package ships one) is fine for dbt's libyaml loader."""
+    project = tmp_path / "p"
+    shutil.copytree(FIXTURE, project, symlinks=True)
+    yml = project / "models" / "reports" / "_reports.yml"
+    yml.write_text(yml.read_text().replace("description: Lifetime", "description: \tLifetime"))
+    report = import_dbt(project, tmp_path / "out")
+    assert not any("_reports.yml" in w for w in report.warnings), report.warnings
+    table = load_schema(tmp_path / "out" / "jaffle_warehouse.json").table(
+        "analytics_reports.rpt_customer_lifetime_value"
+    )
+    assert table.description.startswith("Lifetime value per customer")

@@ -36,6 +36,9 @@ from schemarag.tools.importers.dbt.walk import ProjectWalker
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 5_000_000
+# libyaml's safe loader, as dbt uses: it accepts what dbt accepts (a tab after a value, which the
+# pure-Python loader rejects: social_media001's Fivetran linkedin_pages_source)
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # dbt < 1.0 spelled model-paths and seed-paths differently; old projects still use them.
 _PATH_KEYS = {
     "model-paths": ("source-paths", ["models"]),
@@ -102,7 +105,7 @@ def _load_yaml(path: Path, warnings: list[str]) -> Any:
     if text is None:
         return None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_YAML_LOADER)  # a safe loader, as dbt reads ymls
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
