@@ -32,7 +32,7 @@ from pathlib import Path
 
 from schemarag.runtime.errors import ImportFormatError
 from schemarag.runtime.names import check_name
-from schemarag.runtime.schema import Column, Database, ForeignKey, ShardRange, Table
+from schemarag.runtime.schema import SUPPORTED_DIALECTS, Column, Database, ForeignKey, ShardRange, Table
 from schemarag.tools.importers.catalog_headers import (
     COLUMN_HEADERS,
     KEY_HEADERS,
@@ -284,6 +284,11 @@ def import_catalog_export(
     ``columns``, ``tables`` and ``foreign_keys`` each name a file, a folder of parts or a glob
     (:func:`~schemarag.tools.importers.export_parts.export_parts`)."""
     check_name(database, "database")
+    if dialect not in SUPPORTED_DIALECTS:
+        raise ImportFormatError(
+            f"--dialect {dialect!r} is not supported; use one of {', '.join(SUPPORTED_DIALECTS)} "
+            "(for Databricks or Redshift exports: postgres)"
+        )
     report = ImportReport()
     found: dict[Key, _Table] = {}
     column_parts = export_parts(str(columns), report.warnings, "--columns")

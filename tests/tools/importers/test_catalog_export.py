@@ -132,6 +132,11 @@ def test_missing_header_is_a_clear_error(tmp_path):
         import_catalog_export(bad, tmp_path / "out", database="x")
     with pytest.raises(ImportFormatError, match="not found"):
         import_catalog_export(tmp_path / "nope.csv", tmp_path / "out", database="x")
+    good = _csv(tmp_path / "ok.csv", ["table_name", "column_name"], [["t", "a"]])
+    with pytest.raises(
+        ImportFormatError, match=r"--dialect 'databricks' is not supported; use one of postgres"
+    ):
+        import_catalog_export(good, tmp_path / "out", database="x", dialect="databricks")
 
 
 def test_family_knows_its_shards_and_sql_naming_a_shard_validates(tmp_path, export):
