@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 MIN_MEMBERS = 3
@@ -37,20 +37,34 @@ _DIGITS = re.compile(r"\d+")
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
-def families_of(names: Sequence[str]) -> dict[str, str]:
-    """``{table: family key}`` for tables in a family of at least MIN_MEMBERS (others absent)."""
+def families_of(names: Sequence[str], columns: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
+    """``{table: family key}`` for tables in a family of at least MIN_MEMBERS (others absent).
+    With ``columns`` (table -> column names), a member must share at least half of its columns
+    with the family's first member (``address_1`` / ``address_2`` that differ are no family)."""
     groups: dict[str, list[str]] = {}
     for name in names:
         if _DIGITS.search(name.rpartition(".")[2]):
             groups.setdefault(_DIGITS.sub("#", name.lower()), []).append(name)
-    return {n: key for key, members in groups.items() if len(members) >= MIN_MEMBERS for n in members}
+    out: dict[str, str] = {}
+    for key, members in groups.items():
+        if columns is not None and len(members) >= MIN_MEMBERS:
+            first = {c.lower() for c in columns.get(members[0], ())}
+
+            def alike(m: str, first: set[str] = first) -> bool:
+                cols = {c.lower() for c in columns.get(m, ())}
+                return bool(first | cols) and len(first & cols) / len(first | cols) >= 0.5
+
+            members = [m for m in members if alike(m)]
+        if len(members) >= MIN_MEMBERS:
+            out.update(dict.fromkeys(members, key))
+    return out
 
 
 def table_families(art: Any) -> dict[str, str]:
     """:func:`families_of` the artifact's tables, once per opened artifact."""
     with contextlib.suppress(KeyError, TypeError):
         return _CACHE[art]
-    fams = families_of(list(art.table_names))
+    fams = families_of(list(art.table_names), {t: d.columns for t, d in art.ddl.items()})
     with contextlib.suppress(TypeError):
         _CACHE[art] = fams
     return fams

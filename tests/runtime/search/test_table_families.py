@@ -10,6 +10,8 @@ def test_families_need_three_members_equal_but_for_digits() -> None:
         ["ZIP_CODES_2017_5YR", "ZIP_CODES_2018_5YR", "ZIP_CODES_2015_5YR", "ORDERS", "T1", "T2"]
     )
     assert set(fams) == {"ZIP_CODES_2017_5YR", "ZIP_CODES_2018_5YR", "ZIP_CODES_2015_5YR"}
+    cols = {"address_1": ["street", "city"], "address_2": ["street", "city"], "address_3": ["lat", "lon"]}
+    assert families_of(list(cols), cols) == {}  # only two of them alike: no family
 
 
 def test_a_family_takes_one_place_and_lets_the_next_table_in() -> None:

@@ -207,7 +207,7 @@ def test_hedging_gives_a_close_runner_up_its_best_tables_after_the_winners_best(
 def test_a_hedged_budget_keeps_the_runner_ups_best_table() -> None:
     art = in_memory_artifact(THREE, [(t["name"], "table", None) for t in THREE["tables"]])
     hedge = table_ranking.RouteHedge(ratio=0.5, lead=2, share=1, runners=2)
-    kw = {"budget": 3, "route_coverage": 0.0}
+    kw = {"budget": 3, "route_coverage": 0.0, "family_slots": None}  # big0..3 would be one family
     assert rank_tables_from_scores(art, THREE_SCORES, route_hedge=hedge, **kw).tables == [
         "big0",
         "big1",
@@ -222,7 +222,7 @@ def test_a_hedged_budget_keeps_the_runner_ups_best_table() -> None:
 
 def test_adaptive_budget_keeps_a_floor_and_cuts_only_when_routing_is_sure() -> None:
     art = in_memory_artifact(THREE, [(t["name"], "table", None) for t in THREE["tables"]])
-    kw = {"budget": 7, "route_coverage": 0.0, "route_hedge": None, "fk_expand": False}
+    kw = {"budget": 7, "route_coverage": 0.0, "route_hedge": None, "fk_expand": False, "family_slots": None}
 
     def rank(**more):
         return rank_tables_from_scores(art, THREE_SCORES, **kw, **more)
