@@ -3,7 +3,7 @@ sectioner and the schema loader, and issue 23's comment scan on thousands of com
 wall and CPU seconds per case (CPU is what the code costs; wall also counts waiting for a core on
 a shared machine) and the outcome.
 
-    python -m schemarag.tools.benchmarks.hostile_bench [--json OUT]
+    python -m schemarag.tools.benchmarks.hostile_bench [--out FILE]
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ def run(out: str | None = None) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", default=None, help="also write the rows as JSON")
-    run(parser.parse_args(argv).json)
+    parser.add_argument("--out", default=None, metavar="FILE", help="also write the rows as JSON")
+    run(parser.parse_args(argv).out)
     return 0
 
 
