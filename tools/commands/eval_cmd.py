@@ -201,12 +201,13 @@ def run(args: argparse.Namespace) -> int:
         hedging=not args.no_hedging,
         abbreviations=args.abbreviations,
         adaptive=_adaptive(args),
-        served=args.focus is not None or args.adaptive,
+        # --adaptive with an ablation stays on the evaluation path (an ablation is not served)
+        served=args.focus is not None or (args.adaptive and not (args.join_paths or args.no_hedging)),
         focus=args.focus,
     )
-    if config.served and (args.join_paths or args.no_hedging or args.confidence is not None):
+    if args.focus is not None and (args.join_paths or args.no_hedging or args.confidence is not None):
         raise ConfigError(
-            "--focus/--adaptive score the served retrieval with its shipped knobs; drop --join-paths, "
+            "--focus scores the served retrieval with its shipped knobs; drop --join-paths, "
             "--no-hedging and --confidence (they are ablations of the evaluation path)"
         )
     payload: dict = {}
