@@ -69,9 +69,16 @@ def test_retrieve_example_returns_what_the_readme_shows(
         assert {"invoices", "sales_reps"} <= set(got)
 
 
-def test_python_example_runs_and_ranks_the_tables_it_names(built_artifacts: Path) -> None:
+def test_python_example_runs_and_ranks_the_tables_it_names(
+    built_artifacts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (block,) = [b for b in _blocks("python") if "Retriever.open(" in b]
-    code = block.replace('artifacts="artifacts"', f"artifacts={str(built_artifacts)!r}")
+    # Run the README's lines unchanged from a folder whose ./artifacts is the built index, as a
+    # user does from the repository root after `schemarag build` (a clean clone has no build).
+    (tmp_path / "artifacts").symlink_to(built_artifacts, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SCHEMARAG_ARTIFACTS", raising=False)
+    code = block
     named = re.search(r"# the focused tables, best first: (.*)", block)
     assert named is not None
     tables = [t.strip() for t in named.group(1).split(",") if t.strip() not in ("...", "")]
