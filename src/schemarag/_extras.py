@@ -28,6 +28,7 @@ from schemarag.runtime.errors import MissingExtraError
 EXTRA_BY_MODULE: dict[str, str] = {
     "dagster": "build",
     "dagster_webserver": "ui",
+    "dagster_dg_cli": "ui",
     "lancedb": "build",
     "markdown_it": "build",
     "yaml": "build",

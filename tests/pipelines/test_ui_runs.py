@@ -1,7 +1,7 @@
 """After ``schemarag build --jobs 2`` of the samples, ``schemarag ui`` shows what was built.
 
 Two real processes: the CLI build (two partitions fanned out on the multiprocess executor) and
-the ``schemarag ui`` command (``dagster dev``: webserver + daemon) on a free loopback port,
+the ``schemarag ui`` command (``dg dev``: webserver + daemon) on a free loopback port,
 queried over its GraphQL API as the UI itself does.
 """
 
@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from webserver_support import wait_for_webserver
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.published_index import CHECKS
 
-pytestmark = pytest.mark.slow  # two CLI processes and dagster dev: minutes on a shared 2-core machine
+pytestmark = pytest.mark.slow  # two CLI processes and dg dev: minutes on a shared 2-core machine
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "schemas"
@@ -92,7 +93,7 @@ def ui(built: tuple[Path, dict]) -> Iterator[str]:
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own group: teardown can stop dagster dev's children too
+        start_new_session=True,  # its own group: teardown can stop dg dev's children too
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -101,13 +102,30 @@ def ui(built: tuple[Path, dict]) -> Iterator[str]:
         )
         yield base
     finally:
-        proc.send_signal(signal.SIGTERM)  # forwarded to dagster dev, which stops its services
+        proc.send_signal(signal.SIGTERM)  # forwarded to dg dev as SIGINT, which stops its services
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        log.close()
+            raise AssertionError("schemarag ui did not stop on SIGTERM") from None
+        finally:
+            log.close()
+        deadline = time.monotonic() + 30
+        while _group_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        leftover = _group_alive(proc.pid)
+        if leftover:
+            os.killpg(proc.pid, signal.SIGKILL)
+        assert not leftover, "dg dev left webserver/daemon/code-server processes behind after SIGTERM"
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_jobs_2_builds_and_publishes_both_databases(built: tuple[Path, dict]) -> None:
