@@ -158,12 +158,24 @@ def _run_served(source: _Datasource, text: str, config: EvalConfig) -> dict[str,
     ranking = result.ranking or TableRanking(tables=[])  # nothing relevant: no focused tables
     kept_by_budget = {b: _served_tables(retriever.search(text, table_budget=b, **ask)) for b in budgets[:-1]}
     kept_by_budget[top] = list(ranking.tables)
+    return _outcome(source, ranking, levels, kept_by_budget, served, latency)
+
+
+def _outcome(
+    source: _Datasource,
+    ranking: TableRanking,
+    levels: Any,
+    kept_by_budget: dict[int, list[str]],
+    focused: str,
+    latency: float,
+) -> dict[str, Any]:
+    """One question's record, the same for the served and the evaluation paths (so both score alike)."""
     return {
         "kept_by_budget": kept_by_budget,
         "kept_columns": shown_columns(source, ranking, levels),
         "ddl_columns": shown_columns(source, ranking, levels, ddl_only=True),
         "scores": {k: round(float(v), 6) for k, v in ranking.scores.items()},
-        "focused_tokens": estimate_tokens(served),
+        "focused_tokens": estimate_tokens(focused),
         "full_tokens": source.full_tokens,
         "latency_ms": latency,
     }
@@ -203,15 +215,7 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
         if budget != top:
             kept_by_budget[budget] = list(rank(rel, budget).tables)
     kept_by_budget[top] = list(ranking.tables)
-    return {
-        "kept_by_budget": kept_by_budget,
-        "kept_columns": shown_columns(source, ranking, levels),
-        "ddl_columns": shown_columns(source, ranking, levels, ddl_only=True),
-        "scores": {k: round(float(v), 6) for k, v in ranking.scores.items()},
-        "focused_tokens": estimate_tokens(focused),
-        "full_tokens": source.full_tokens,
-        "latency_ms": latency,
-    }
+    return _outcome(source, ranking, levels, kept_by_budget, focused, latency)
 
 
 def _setting(config: EvalConfig) -> str:
