@@ -22,10 +22,10 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from typing import Any
 
+from schemarag.runtime.search.per_artifact import per_artifact
 from schemarag.runtime.search.text_tokens import tokenize
 
 ABBREVIATION_WEIGHT = 0.8  # the weight ``--abbreviations`` evaluates (Calibration's default is 0: off)
@@ -69,8 +69,6 @@ GENERAL: dict[str, tuple[str, ...]] = {
     _stem(long): tuple(dict.fromkeys(_stem(s) for s in shorts)) for long, shorts in _GENERAL_WORDS.items()
 }
 
-_CACHE: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, ...]]] = weakref.WeakKeyDictionary()
-
 
 def is_abbreviation(short: str, long: str) -> bool:
     """``short``'s letters appear in order in ``long``, starting with its first letter, and
@@ -105,12 +103,9 @@ def learned_pairs(tables: Any) -> dict[str, str]:
     return {s: lng for s, (_, lng) in best.items()}
 
 
+@per_artifact
 def abbreviation_map(art: Any) -> dict[str, tuple[int, ...]]:
     """``{long token: vocabulary ids of its short forms}`` for one opened index (cached)."""
-    try:
-        return _CACHE[art]
-    except (KeyError, TypeError):
-        pass
     vocab = art.vocab
     out: dict[str, set[int]] = {}
     for long, shorts in GENERAL.items():
@@ -120,9 +115,4 @@ def abbreviation_map(art: Any) -> dict[str, tuple[int, ...]]:
     for short, long in learned_pairs(art.schema.tables).items():
         if short in vocab:
             out.setdefault(long, set()).add(vocab[short])
-    result = {k: tuple(sorted(v)) for k, v in out.items()}
-    try:
-        _CACHE[art] = result
-    except TypeError:  # not weak-referenceable: recomputed next time
-        return result
-    return result
+    return {k: tuple(sorted(v)) for k, v in out.items()}

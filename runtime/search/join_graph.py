@@ -24,20 +24,17 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import heapq
-import weakref
 from typing import Any
 
 from schemarag.runtime.schema import Database
+from schemarag.runtime.search.per_artifact import per_artifact
 
 DECLARED_COST = 1.0
 # An inferred edge costs 1 + INFERRED_PENALTY * (1 - confidence) + INFERRED_BASE: at least
 # INFERRED_BASE more than a declared one.
 INFERRED_BASE = 0.2
 INFERRED_PENALTY = 1.0
-
-_CACHE: weakref.WeakKeyDictionary[Any, dict[str, dict[str, float]]] = weakref.WeakKeyDictionary()
 
 
 def edge_cost(inferred: bool, confidence: float | None) -> float:
@@ -66,16 +63,10 @@ def edges_of(db: Database) -> dict[str, dict[str, float]]:
     return out
 
 
+@per_artifact
 def join_edges(art: Any) -> dict[str, dict[str, float]]:
     """:func:`edges_of` the artifact's schema, computed once per opened artifact."""
-    try:
-        return _CACHE[art]
-    except (KeyError, TypeError):
-        pass
-    graph = edges_of(art.schema)
-    with contextlib.suppress(TypeError):  # not weak-referenceable: just do not cache
-        _CACHE[art] = graph
-    return graph
+    return edges_of(art.schema)
 
 
 def cheapest_path(

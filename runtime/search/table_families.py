@@ -25,16 +25,15 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import re
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from schemarag.runtime.search.per_artifact import per_artifact
 
 MIN_MEMBERS = 3
 MAX_NAMED = 4  # members the question names that may come first (a year names 365 daily shards)
 _DIGITS = re.compile(r"\d+")
-_CACHE: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def families_of(names: Sequence[str], columns: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
@@ -60,14 +59,10 @@ def families_of(names: Sequence[str], columns: Mapping[str, Sequence[str]] | Non
     return out
 
 
+@per_artifact
 def table_families(art: Any) -> dict[str, str]:
     """:func:`families_of` the artifact's tables, once per opened artifact."""
-    with contextlib.suppress(KeyError, TypeError):
-        return _CACHE[art]
-    fams = families_of(list(art.table_names), {t: d.columns for t, d in art.ddl.items()})
-    with contextlib.suppress(TypeError):
-        _CACHE[art] = fams
-    return fams
+    return families_of(list(art.table_names), {t: d.columns for t, d in art.ddl.items()})
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
