@@ -147,6 +147,11 @@ def _print_ranking(ranking: TableRanking, neighbours: set[str]) -> None:
     cap = f", capped at {ranking.token_budget} tokens" if ranking.token_budget is not None else ""
     how = ", adaptive" if ranking.adaptive else ""
     print(f"focused tables ({ranking.focus} focus{how}, {len(ranking.tables)} kept{cap}):")
+    if ranking.widened:
+        w = ranking.widened
+        why = [f"names {', '.join(w['named_tables'])}"] if len(w["named_tables"]) > 1 else []
+        why += [", ".join(repr(c) for c in w["cues"])] if w["cues"] else []
+        print(f"  (adaptive floor widened to {w['min_tables']} tables for a join: {'; '.join(why)})")
     for t in ranking.tables:
         shown = ", ".join(ranking.columns.get(t, [])) or "-"
         named = ranking.compact.get(t, [])

@@ -103,10 +103,14 @@ class TableRanking:
     token_budget: int | None = None  # the focused schema's size cap (ColumnPolicy.context_share)
     focus: str | None = None  # the named column policy ("default", "compact", "custom")
     adaptive: bool = False  # the number of tables was chosen per question (AdaptiveBudget)
+    # Why the adaptive floor was raised for a question needing several tables (AdaptiveBudget.
+    # join_floor): named_tables, cues, need, and the raised min_tables. None: not widened.
+    widened: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The selection, as ``retrieve --json`` and the HTTP API report it: kept tables in rank
-        order with their scores, per table the columns shown as DDL and those listed by name."""
+        order with their scores, per table the columns shown as DDL and those listed by name;
+        ``widened``: why an adaptive budget kept more tables for a join (else null)."""
         return {
             "focus": self.focus,
             "adaptive": self.adaptive,
@@ -121,4 +125,5 @@ class TableRanking:
                 for t in self.tables
             ],
             "token_budget": self.token_budget,
+            "widened": self.widened,
         }

@@ -18,7 +18,9 @@
 * **Adaptive budget** (``AdaptiveBudget``): stop adding tables once the next table's
   calibrated score falls below ``confidence`` times the best (the budget stays the ceiling),
   but not before ``min_tables``, and in a union only when routing is sure (the runner-up
-  database scores below ``sure_margin`` times the winner's).
+  database scores below ``sure_margin`` times the winner's). A question that asks for several
+  tables (:mod:`.join_signal`: tables of the routed database it names, "for each", "per",
+  "and their" ...) raises that floor by ``join_floor`` tables per sign: widened, not cut.
 * **Join paths** (``join_paths``): a kept table not connected to the better-ranked kept tables
   brings the tables on its cheapest join path to them (at most JOIN_PATH_HOPS hops, declared
   edges cheaper than inferred ones: :mod:`.join_graph`), inserted right after it, so budget goes
@@ -58,6 +60,7 @@ from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.paths import did_you_mean
 from schemarag.runtime.search.join_graph import DECLARED_COST, cheapest_path, join_edges
+from schemarag.runtime.search.join_signal import join_signal
 from schemarag.runtime.search.layer_prior import apply_layer_prior
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
@@ -162,12 +165,15 @@ class AdaptiveBudget:
     Ranked tables scoring below ``confidence`` times the best are not taken, but never before
     ``min_tables`` are kept, and in a union only when routing is sure: the runner-up database
     scores below ``sure_margin`` times the winner's (``None``: always). An uncertain question
-    keeps the whole budget; a clear one stops early.
+    keeps the whole budget; a clear one stops early. A question that needs several tables
+    (:func:`~.join_signal.join_signal`: each named table beyond the first, each join cue) keeps
+    at least ``join_floor`` more per sign (0: no widening), the budget still the ceiling.
     """
 
     confidence: float
     min_tables: int = 1
     sure_margin: float | None = None
+    join_floor: int = 0
 
 
 # Chosen by leave-one-database-out on BIRD dev over BirdUnion (`schemarag eval --cross-validate
@@ -176,10 +182,10 @@ ADAPTIVE_BUDGET = AdaptiveBudget(confidence=0.5, min_tables=5, sure_margin=0.7)
 
 
 def adaptive_knobs(adaptive: AdaptiveBudget | None) -> dict[str, object]:
-    """``confidence``, ``min_tables``, ``sure_margin`` as evaluation reports name them
-    (``confidence`` None: a fixed budget)."""
+    """``confidence``, ``min_tables``, ``sure_margin``, ``join_floor`` as evaluation reports
+    name them (``confidence`` None: a fixed budget)."""
     if adaptive is None:
-        return {"confidence": None, "min_tables": 1, "sure_margin": None}
+        return {"confidence": None, "min_tables": 1, "sure_margin": None, "join_floor": 0}
     return asdict(adaptive)
 
 
@@ -257,8 +263,9 @@ def rank_tables_from_scores(
 
     ``adaptive`` (:class:`AdaptiveBudget`) makes the number of tables adaptive: ranked tables
     scoring below ``confidence * best`` are not taken (FK neighbours still follow the tables
-    they join), once ``min_tables`` are kept and, in a union, only if the routing margin is
-    below ``sure_margin``.
+    they join), once ``min_tables`` (plus ``join_floor`` per sign of a join in the question;
+    ``TableRanking.widened`` says which) are kept and, in a union, only if the routing margin
+    is below ``sure_margin``.
     ``route_coverage``: the exponent of term coverage in union routing (0 turns it off);
     ``route_hedge``: places for close runner-up databases (None turns it off).
     ``inferred_ratio``: FK expansion over inferred keys (None: declared keys only);
@@ -276,6 +283,12 @@ def rank_tables_from_scores(
     sure = adaptive is not None and (adaptive.sure_margin is None or margin < adaptive.sure_margin)
     floor = adaptive.confidence * score_of[ranked[0]] if adaptive is not None and ranked and sure else -1.0
     least = max(1, adaptive.min_tables) if adaptive is not None else 1
+    widened = None
+    if adaptive is not None and adaptive.join_floor > 0 and floor > 0:  # the cut applies: widen it
+        signal = join_signal(art, question or "", art.table_source.get(ranked[0]) if ranked else None)
+        if signal.need > 0:
+            least = min(budget, least + adaptive.join_floor * signal.need)
+            widened = {**signal.to_dict(), "min_tables": least}
     kept: list[str] = []
     candidates = ranked
     if family_slots is not None:
@@ -309,6 +322,7 @@ def rank_tables_from_scores(
         described=described,
         compact=compact,
         token_budget=share_budget(art, kept, policy.context_share),
+        widened=widened,
     )
 
 

@@ -118,13 +118,14 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
     if family == "hedging":  # places for close runner-up databases in union routing (None = off)
         hedges = [RouteHedge(*p) for p in itertools.product((0.5, 0.6, 0.7), (5, 6), (3, 4), (1, 2, 3))]
         return [replace(base, route_hedge=h) for h in (None, *hedges)]
-    if family == "adaptive":  # confidence cut x floor of tables x routing margin under which it applies
+    if family == "adaptive":  # confidence cut x floor of tables x routing margin x widening for joins
         levels = (0.4, 0.6) if small else (0.4, 0.5, 0.6, 0.7)
-        floors = (1, 5) if small else (1, 4, 5, 6)
+        floors = (1, 5) if small else (1, 3, 4, 5, 6)
         margins = (None, 0.6) if small else (None, 0.6, 0.7, 0.8)
+        joins = (0, 1) if small else (0, 1, 2)  # tables added to the floor per sign of a join (0: off)
         return [
-            replace(base, adaptive=AdaptiveBudget(c, m, g))
-            for c, m, g in itertools.product(levels, floors, margins)
+            replace(base, adaptive=AdaptiveBudget(c, m, g, j))
+            for c, m, g, j in itertools.product(levels, floors, margins, joins)
         ]
     raise ConfigError(f"unknown knob family {family!r}; use one of {', '.join(FAMILIES)}")
 
