@@ -126,7 +126,7 @@ class ShardRange(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     stem: str = Field(min_length=1)  # the family name without its "*": "ga4.events_"
-    pattern: str  # the suffix's shape: YYYYMMDD, YYYY_MM_DD, YYYYMM or N
+    pattern: str  # the suffix's shape: YYYYMMDD, YYYY_MM_DD, YYYYMM, YYYY or N
     first: str
     last: str
     count: int = Field(ge=1)

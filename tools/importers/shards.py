@@ -35,6 +35,9 @@ _SUFFIXES = (
         "YYYY_MM_DD",
     ),
     (re.compile(r"^(?P<stem>.*?[_$-]?)(?P<suffix>(?:19|20)\d{2}(?:0[1-9]|1[0-2]))$"), "YYYYMM"),
+    # a year glued to a word (``gsod1929`` .. ``gsod2023``): with a separator (``trips_2014``) a
+    # year is a plain number suffix (N) and keeps its stricter same-columns rule
+    (re.compile(r"^(?P<stem>.*?[A-Za-z])(?P<suffix>(?:19|20)\d{2})$"), "YYYY"),
     (re.compile(r"^(?P<stem>.*?[_$-])(?P<suffix>\d+)$"), "N"),
 )
 
@@ -50,10 +53,17 @@ class ShardFamily:
     first: str
     last: str
 
+    @property
+    def unit(self) -> str:
+        """What one shard holds: a year, a date or a number."""
+        if self.pattern.endswith("YYYY"):
+            return "year"
+        return "date" if "YYYY" in self.pattern else "number"
+
     def describe(self, dialect: str = "") -> str:
         text = (
             f"Sharded table family: {len(self.members)} tables `{self.members[0]}` .. `{self.members[-1]}` "
-            f"with the same columns, one per {'date' if 'YYYY' in self.pattern else 'number'} "
+            f"with the same columns, one per {self.unit} "
             f"(pattern `{self.pattern}`, range {self.first} .. {self.last})."
         )
         if dialect == "bigquery":

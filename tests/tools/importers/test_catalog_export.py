@@ -164,3 +164,33 @@ def test_family_knows_its_shards_and_sql_naming_a_shard_validates(tmp_path, expo
     assert ok.valid is not False and not ok.errors, ok.errors
     assert ok.tables == ["web.events_*"]
     assert not validate_sql("SELECT event_id FROM web.events_20240104", db).valid  # not a shard that exists
+
+
+def test_year_glued_to_a_word_is_a_family(tmp_path):
+    """``gsod1929`` .. ``gsod2023`` (NOAA's yearly tables, a column added on the way) collapse into
+    ``gsod*`` like dated shards; ``trips_2014`` style names keep the stricter number rule, and two
+    tables with a year are no family."""
+    from schemarag.runtime.querygen.sql_validation import validate_sql
+
+    rows = []
+    for year in (2019, 2020, 2021, 2022):
+        rows += [["p", "noaa", f"gsod{year}", "stn", 1, "STRING", "NO", "", ""],
+                 ["p", "noaa", f"gsod{year}", "temp", 2, "FLOAT64", "YES", "Mean temp", ""]]  # fmt: skip
+    rows.append(["p", "noaa", "gsod2022", "flag_prcp", 3, "STRING", "YES", "", ""])
+    rows += [["p", "noaa", "stations", "stn", 1, "STRING", "NO", "", ""],
+             ["p", "noaa", "census2010", "pop", 1, "INT64", "YES", "", ""],
+             ["p", "noaa", "census2020", "pop", 1, "INT64", "YES", "", ""]]  # fmt: skip
+    columns = _csv(tmp_path / "columns.csv", COLS, rows)
+    import_catalog_export(columns, tmp_path / "out", database="wx", dialect="bigquery")
+    db = load_schema(tmp_path / "out" / "wx.json")
+    gsod = db.table("gsod*")
+    assert gsod is not None and db.table("gsod2020") is None
+    s = gsod.shards
+    assert (s.stem, s.pattern, s.first, s.last, s.count) == ("gsod", "YYYY", "2019", "2022", 4)
+    assert [c.name for c in gsod.columns] == ["stn", "temp", "flag_prcp"]
+    assert "one per year" in gsod.description
+    assert "_TABLE_SUFFIX BETWEEN '2019' AND '2022'" in gsod.description
+    assert db.table("census2010") is not None and db.table("census2020") is not None
+    assert s.member("GSOD2021") and not s.member("gsod2023") and not s.member("gsod20210")
+    ok = validate_sql("SELECT temp FROM gsod2021 WHERE stn = '725030'", db)
+    assert ok.valid is not False and not ok.errors and ok.tables == ["gsod*"], ok.errors
