@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -10,7 +12,7 @@ from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.search.abbreviations import abbreviation_map
 from schemarag.runtime.search.bm25 import K1
 from schemarag.runtime.search.scoring import Calibration
-from schemarag.runtime.search.text_tokens import tokenize
+from schemarag.runtime.search.text_tokens import STOPWORDS, tokenize
 from schemarag.runtime.search.typo import lookup_candidates
 
 
@@ -61,7 +63,36 @@ def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTer
                     have.add(tid)
                     ids.append(tid)
                     weights.append(cal.abbreviation_weight)
+    if cal.compound_weight > 0:  # "census tract" also finds CENSUSTRACT_2018: adds postings only
+        have = set(ids)
+        for tid in compound_term_ids(art, question):
+            if tid not in have:
+                have.add(tid)
+                ids.append(tid)
+                weights.append(cal.compound_weight)
     return QueryTerms(ids, weights, denom, tokens, corrections)
+
+
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def compound_term_ids(art: IndexArtifact, question: str) -> list[int]:
+    """Index terms spelled by two adjacent question words written as one (``census tract`` ->
+    ``censustract``, ``zip code`` -> ``zipcode``): warehouses glue words that questions keep
+    apart. Linear in the question's words; each pair costs one stem and one vocabulary lookup.
+
+    Runs of letters only (``5-year`` is no pair); a pair with a stopword is skipped.
+    """
+    words = _PLAIN_WORD.findall(question.lower())
+    out: list[int] = []
+    for a, b in pairwise(words):
+        if a in STOPWORDS or b in STOPWORDS or len(a) < 2 or len(b) < 2:
+            continue
+        for tok in tokenize(a + b):
+            tid = art.vocab.get(tok)
+            if tid is not None:
+                out.append(tid)
+    return out
 
 
 def lexical_coverage(art: IndexArtifact, qt: QueryTerms) -> np.ndarray:

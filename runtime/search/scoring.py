@@ -43,6 +43,9 @@ class Calibration:
     # cost 0.0013 CR@15 and 0.005 CR@10 (docs/ranking.md), and Spider 2.0-lite names rarely
     # abbreviate
     abbreviation_weight: float = 0.0
+    # weight of an index term two adjacent question words spell as one ("census tract" ->
+    # ``censustract``; query_terms.compound_term_ids); 0 = off
+    compound_weight: float = 0.0
 
 
 DEFAULT_CALIBRATION = Calibration()

@@ -68,35 +68,60 @@ def table_families(art: Any) -> dict[str, str]:
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")  # fmt: skip
 _WORDS = re.compile(r"[a-z]+")
+_YEAR = re.compile(r"^(19|20)\d\d$")
+# "from 2011 to 2020", "2011-2020", "2011 through 2020", "between 2011 and 2020": every year of
+# the span is named (a question about 2011-2020 asks for GSOD2011 .. GSOD2020); "2010 and 2020"
+# without "between" names two years
+_SPAN = re.compile(
+    r"\b(between\s+)?((?:19|20)\d\d)\s*(-|–|to|and|through|thru|until|till)\s*((?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+MAX_YEAR_SPAN = 30  # a longer span names no member in particular
 
 
 def question_numbers(question: str) -> tuple[set[str], set[str]]:
-    """``(numbers, months)``: the question's numbers (with and without leading zeros) and the
-    months it names, as ``01``..``12`` (general English month names)."""
+    """``(numbers, months)``: the question's numbers (with and without leading zeros; a named
+    year also as its two-digit form, ``cn16`` for 2016; every year of a span "from 2011 to
+    2020") and the months it names, as ``01``..``12`` (general English month names).
+
+    >>> sorted(question_numbers("trips from 2019 to 2021, Q1")[0])
+    ['1', '19', '20', '2019', '2020', '2021', '21']
+    """
     nums = set(_DIGITS.findall(question))
+    for between, lo, word, hi in _SPAN.findall(question):
+        a, b = int(lo), int(hi)
+        if 0 < b - a <= MAX_YEAR_SPAN and (word.lower() != "and" or between):
+            nums |= {str(y) for y in range(a, b + 1)}
     nums |= {n.lstrip("0") or "0" for n in nums}
+    nums |= {n[2:] for n in nums if _YEAR.match(n)}
     months = {f"{i + 1:02d}" for i, m in enumerate(_MONTHS) for w in _WORDS.findall(question.lower())
               if w == m or (len(w) == 3 and m.startswith(w) and w != "may")}  # fmt: skip
     return nums, months
 
 
 def specificity(table: str, numbers: set[str], months: frozenset[str] | set[str] = frozenset()) -> int:
-    """How much of a member's number the question names: 0 (nothing) up to one point per part
-    (a plain number; a date's year, month and day: ``20230118`` for "January 18, 2023" is 3)."""
-    best = 0
+    """How much of a member's numbers the question names, summed over its digit runs: a year 2,
+    a full date 3 (``20230118`` for "January 18, 2023"; year and month alone 2), any other
+    number 1. ``COUNTY_2017_5YR`` for "5-year estimates of 2017" is 3, ``COUNTY_2016_5YR`` 1:
+    a small number the question happens to contain ("January 1", "5-year") no longer ties
+    every member with the one whose year it names."""
+    total = 0
     for run in _DIGITS.findall(table.rpartition(".")[2]):
         if run in numbers or run.lstrip("0") in numbers:
-            best = max(best, 3 if len(run) >= 6 else 1)
+            total += 3 if len(run) >= 6 else 2 if _YEAR.match(run) else 1
         elif len(run) >= 6 and run[:4] in numbers:  # YYYYMM[DD]: the year, then month and day
             month = run[4:6] in months or run[4:6] in numbers or run[4:6].lstrip("0") in numbers
             day = len(run) >= 8 and (run[6:8] in numbers or run[6:8].lstrip("0") in numbers)
-            best = max(best, 1 + month + day)
-    return best
+            total += 1 + month + day
+    return total
 
 
-def family_order(ranked: Sequence[str], families: dict[str, str], question: str, slots: int) -> list[str]:
-    """``ranked`` with each family reduced to at most ``slots`` members, the members the question
-    names (best ranked first, at most MAX_NAMED) moved to where the family first appears."""
+def family_order(
+    ranked: Sequence[str], families: dict[str, str], question: str, slots: int, most_named: int = MAX_NAMED
+) -> list[str]:
+    """``ranked`` with each family reduced to at most ``slots`` members; the members that name
+    most of the question's numbers (the family's highest :func:`specificity`, best ranked first,
+    at most ``most_named``) move to where the family first appears, before its other places."""
     if not families:
         return list(ranked)
     numbers, months = question_numbers(question)
@@ -115,8 +140,8 @@ def family_order(ranked: Sequence[str], families: dict[str, str], question: str,
             out.append(t)
             continue
         if key not in used:
-            used[key] = 0
-            first = [m for _, _, m in sorted(named.get(key, []))[:MAX_NAMED]]
+            members = sorted(named.get(key, []))
+            first = [m for s, _, m in members if s == members[0][0]][:most_named] if members else []
             for m in first:  # the question's own members take the family's places first
                 out.append(m)
                 placed.add(m)

@@ -65,7 +65,7 @@ from schemarag.runtime.search.layer_prior import apply_layer_prior
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_families import family_order, table_families
+from schemarag.runtime.search.table_families import MAX_NAMED, family_order, table_families
 from schemarag.runtime.search.text_tokens import tokenize
 
 SECOND_WEIGHT = 0.3
@@ -81,6 +81,9 @@ ROUTE_COVERAGE_POWER = 0.5
 # on Spider 2.0-lite (`schemarag eval --warehouse ... --cross-validate families`): all 49
 # Snowflake folds pick 1 (nontrivial CR@20 0.722 -> 0.819); SQLite has no such families.
 FAMILY_SLOTS: int | None = 1
+# Members of a family the question's numbers name that may come first ("2018 Q1 to Q4" names
+# four quarterly tables; "from 2011 to 2020" ten yearly ones): table_families.MAX_NAMED.
+FAMILY_NAMED = MAX_NAMED
 # Score ratio an inferred-key neighbour needs to follow a kept table (FK expansion); None: never.
 # Chosen by leave-one-database-out on Spider 2.0-lite, all three engines (`schemarag eval
 # --warehouse ... --cross-validate warehouse`): every fold picks 0.7 over 0.5 (the declared
@@ -258,6 +261,7 @@ def rank_tables_from_scores(
     inferred_ratio: float | None = INFERRED_NEIGHBOUR_RATIO,
     join_top: int | None = None,
     family_slots: int | None = FAMILY_SLOTS,
+    family_named: int = FAMILY_NAMED,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
@@ -271,7 +275,8 @@ def rank_tables_from_scores(
     ``inferred_ratio``: FK expansion over inferred keys (None: declared keys only);
     ``join_top``: join-path completion only for the first that many kept tables (None: all).
     ``family_slots``: places a table family may take, the members the question's numbers name
-    first (:mod:`.table_families`; None: no limit).
+    first (:mod:`.table_families`; None: no limit); ``family_named``: at most that many named
+    members come first.
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
@@ -292,7 +297,7 @@ def rank_tables_from_scores(
     kept: list[str] = []
     candidates = ranked
     if family_slots is not None:
-        candidates = family_order(ranked, table_families(art), question or "", family_slots)
+        candidates = family_order(ranked, table_families(art), question or "", family_slots, family_named)
     for t in candidates:
         if len(kept) >= budget or (len(kept) >= least and score_of[t] < floor):
             break

@@ -47,6 +47,7 @@ def _progress(args: argparse.Namespace):
 
 
 def run_warehouse(args: argparse.Namespace) -> int:
+    from schemarag.tools.evaluation.opt_in import opt_in_calibration
     from schemarag.tools.evaluation.warehouse import (
         WAREHOUSE_BUDGETS,
         aggregate,
@@ -95,7 +96,7 @@ def run_warehouse(args: argparse.Namespace) -> int:
         budgets,
         candidates,
         _progress(args),
-        abbreviations=args.abbreviations,
+        calibration=opt_in_calibration(args.abbreviations, args.compounds),
     )
     plain = aggregate(run.records[0], budgets)
     title = (
@@ -112,7 +113,7 @@ def run_warehouse(args: argparse.Namespace) -> int:
         "databases": len(available),
         "import_build": table,
         "metrics": plain,
-        "knobs": {**candidates[0], "abbreviations": args.abbreviations},
+        "knobs": {**candidates[0], "abbreviations": args.abbreviations, "compounds": args.compounds},
     }
     if args.cross_validate:
         cv = cross_validate(run, budgets)

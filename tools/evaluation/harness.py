@@ -29,6 +29,7 @@ from schemarag.runtime.search.table_ranking import (
 )
 from schemarag.tools.evaluation.gold import Gold, SchemaView, gold_from_sql
 from schemarag.tools.evaluation.metrics import aggregate
+from schemarag.tools.evaluation.opt_in import apply_opt_in, opt_in_calibration
 from schemarag.tools.evaluation.questions import Question
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class EvalConfig:
     join_paths: bool = False
     hedging: bool = True  # union routing hedging (False: the ablation without it)
     abbreviations: bool = False  # question words also match their abbreviations (opt-in)
+    compounds: bool = False  # adjacent question words also match the term they spell (opt-in)
     # Score the headline method through the serving path itself (Retriever.search with this focus
     # and the adaptive budget, then the served text): `eval --focus` / `--adaptive`.
     served: bool = False
@@ -88,12 +90,7 @@ def _open(name: str, config: EvalConfig) -> _Datasource:
     from schemarag.runtime.search.retriever import Retriever
 
     retriever = Retriever.open(name, artifacts=config.artifacts)
-    if config.abbreviations:
-        from dataclasses import replace
-
-        from schemarag.runtime.search.abbreviations import ABBREVIATION_WEIGHT
-
-        retriever.calibration = replace(retriever.calibration, abbreviation_weight=ABBREVIATION_WEIGHT)
+    apply_opt_in(retriever, opt_in_calibration(config.abbreviations, config.compounds))
     db = retriever.schema
     ddl = render_schema(db)
     source = _Datasource(retriever, db, ddl, estimate_tokens(format_full_schema(db, ddl=ddl)))
@@ -270,6 +267,7 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
             "join_paths": config.join_paths,
             "hedging": config.hedging,
             "abbreviations": config.abbreviations,
+            "compounds": config.compounds,
         },
         "questions": len(questions),
         "metrics": metrics[headline],

@@ -23,10 +23,11 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schemarag.tools.evaluation.opt_in import apply_opt_in
 from schemarag.tools.importers.shards import split_shard
 
 WAREHOUSE_BUDGETS = (5, 10, 20)
@@ -179,13 +180,13 @@ def run_questions(
     budgets: Sequence[int],
     candidates: Sequence[dict[str, Any]],
     progress: Callable[[int, int], None] | None = None,
-    abbreviations: bool = False,
+    calibration: dict[str, float] | None = None,
 ) -> WarehouseRun:
     """Rank every question once per candidate setting (the question is embedded and its chunks
     scored once per question; only the table ranking runs per candidate). Databases are opened
-    one at a time, so memory follows the largest index, not all of them."""
+    one at a time, so memory follows the largest index, not all of them. ``calibration``: opt-in
+    Calibration overrides (:func:`~tools.evaluation.opt_in.opt_in_calibration`)."""
     from schemarag.runtime.errors import SchemaragError
-    from schemarag.runtime.search.abbreviations import ABBREVIATION_WEIGHT
     from schemarag.runtime.search.retriever import Retriever
     from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 
@@ -200,10 +201,7 @@ def run_questions(
         if db in available:
             try:
                 retriever = Retriever.open(db, artifacts=artifacts)
-                if abbreviations:  # opt-in: question words also match their abbreviations
-                    retriever.calibration = replace(
-                        retriever.calibration, abbreviation_weight=ABBREVIATION_WEIGHT
-                    )
+                apply_opt_in(retriever, calibration or {})
             except SchemaragError as exc:  # not built (its build failed): every question misses
                 say(f"eval: {db}: no index ({str(exc).splitlines()[0][:160]}); its questions count as misses")
         names = list(retriever.artifact.table_names) if retriever is not None else []

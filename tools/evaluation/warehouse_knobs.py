@@ -21,13 +21,22 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
         for ratio in (0.5, None, 0.3, 0.7, 0.9)
         for top in (0, 3, 5, None)
     ],
-    # places a family of near-identical tables may take (None: no limit; table_families.py)
-    "families": [{"family_slots": s} for s in (1, None, 2, 3)],
-    # the three together: family places x FK expansion over inferred keys x join-path completion
+    # places a family of near-identical tables may take (None: no limit; table_families.py) x
+    # how many members the question's numbers name may come first
+    "families": [{"family_slots": s, "family_named": n} for s in (1, None, 2, 3) for n in (4, 8)],
+    # the three together: family places and named members x FK expansion over inferred keys x
+    # join-path completion (the shipped setting first: slots 1, named 4, ratio 0.7, no paths)
     "warehouse": [
-        {"family_slots": s, "inferred_ratio": ratio, "join_paths": top != 0, "join_top": top or None}
+        {
+            "family_slots": s,
+            "family_named": n,
+            "inferred_ratio": ratio,
+            "join_paths": top != 0,
+            "join_top": top or None,
+        }
         for s in (1, None, 2, 3)
-        for ratio in (0.5, None, 0.7)
+        for n in (4, 8)
+        for ratio in (0.7, None, 0.5)
         for top in (0, 3)
     ],
 }

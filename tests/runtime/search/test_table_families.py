@@ -32,3 +32,43 @@ def test_dates_match_year_month_and_day() -> None:
     assert specificity("d._20210305", numbers, months) == 3
     assert specificity("d._20210306", numbers, months) == 2
     assert specificity("d._20200305", numbers, months) == 0
+
+
+def test_a_year_span_names_every_year_in_it() -> None:
+    numbers, _ = question_numbers("Average temperature from 2011 to 2014, per station")
+    assert {"2011", "2012", "2013", "2014"} <= numbers
+    assert {"2012", "2013"} <= question_numbers("between 2011 and 2014")[0]
+    assert "2015" not in question_numbers("compare 2010 and 2020")[0]  # two years, not a span
+    assert "1950" not in question_numbers("from 1900 to 2000")[0]  # too long to name members
+    ranked = [f"s.GSOD{y}" for y in range(2005, 2020)] + ["s.STATIONS"]
+    fams = families_of(ranked)
+    order = family_order(ranked, fams, "days over 30 degrees from 2011 to 2013", 1)
+    assert order == ["s.GSOD2011", "s.GSOD2012", "s.GSOD2013", "s.STATIONS"]
+
+
+def test_a_named_year_also_matches_its_two_digit_form() -> None:
+    ranked = ["f.cn14", "f.cn18", "f.cn16", "f.committees"]
+    fams = families_of(ranked)
+    assert family_order(ranked, fams, "candidates of the 2016 election", 1)[:2] == ["f.cn16", "f.committees"]
+
+
+def test_the_member_naming_most_of_the_question_wins_over_small_number_ties() -> None:
+    ranked = [f"acs.county_{y}_{k}yr" for y in (2015, 2016, 2017, 2018) for k in (1, 5)]
+    fams = families_of(ranked)
+    question = "Median income by county in the 5-year estimates for 2017"
+    numbers, months = question_numbers(question)
+    assert specificity("acs.county_2017_5yr", numbers, months) == 3
+    assert specificity("acs.county_2016_5yr", numbers, months) == 1
+    # only the best-named member comes first: a shared "5" no longer ties every 5-year table
+    assert family_order(ranked, fams, question, 1) == ["acs.county_2017_5yr"]
+    quarters = [f"q.wages_{y}_q{q}" for y in (2017, 2018, 2019) for q in (1, 2, 3, 4)]
+    qfams = families_of(quarters)
+    assert family_order(quarters, qfams, "Wages since January 1, 2018 in Q1", 1) == ["q.wages_2018_q1"]
+
+
+def test_named_members_are_capped_by_most_named() -> None:
+    quarters = [f"q.wages_{y}_q{q}" for y in (2017, 2018, 2019) for q in (1, 2, 3, 4)]
+    fams = families_of(quarters)
+    year = [f"q.wages_2018_q{q}" for q in (1, 2, 3, 4)]
+    assert family_order(quarters, fams, "total wages in 2018", 1) == year  # four quarters tie
+    assert family_order(quarters, fams, "total wages in 2018", 1, most_named=2) == year[:2]
