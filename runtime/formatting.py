@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.schema import Column, Database, Table, check_type_text
+from schemarag.runtime.search.shard_hints import shard_hints
 from schemarag.runtime.type_text import compact_type, is_nested_type
 
 if TYPE_CHECKING:
@@ -292,12 +293,14 @@ def assemble(
     described: Iterable[str] | None = None,
     fk_columns: set[str] | None = None,
     compact: Sequence[str] = (),
+    hint: str = "",
 ) -> str:
     """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns),
     ``described`` (when given) limits the description comments to those columns, and
     ``fk_columns`` (lower-case, when given) the FOREIGN KEY lines to those columns.
     ``compact`` columns are listed by name only in a closing comment (a few tokens each,
-    so a column the ranking under-rated is still there)."""
+    so a column the ranking under-rated is still there). ``hint`` follows the table's note (the
+    shard a question's date names: :mod:`~schemarag.runtime.search.shard_hints`)."""
     keep: set[str] | None = None
     if columns is not None:
         keep = {c.lower() for c in columns} | {c.lower() for c in ddl.key_columns}
@@ -319,7 +322,8 @@ def assemble(
         lines.append(f"  {sql}{sep}" + (f" -- {comment}" if comment else ""))
     if compact:
         lines.append("  -- also: " + ", ".join(name_sql(ddl, c) for c in compact))
-    head = statement_head(ddl) + (f" -- {ddl.note}" if ddl.note else "")
+    note = "; ".join(n for n in (ddl.note, hint) if n)
+    head = statement_head(ddl) + (f" -- {note}" if note else "")
     return head + "\n" + "\n".join(lines) + "\n);"
 
 
@@ -331,14 +335,16 @@ def format_tables(
     described: dict[str, list[str]] | None = None,
     compact: dict[str, list[str]] | None = None,
     levels: dict[str, int] | None = None,
+    hints: dict[str, str] | None = None,
 ) -> str:
     """CREATE TABLE statements for ``tables`` in the given order (unknown names are skipped).
 
     ``levels`` (per table, see :data:`DETAIL_LEVELS`) thins a table's rendering under a token
-    budget; a table is never left out.
+    budget; a table is never left out. ``hints``: per collapsed family, the shards the
+    question's dates name (:func:`~schemarag.runtime.search.shard_hints.shard_hints`).
     """
     return "\n\n".join(
-        _table_text(db, name, {n.lower() for n in tables}, columns, ddl, described, compact, levels)
+        _table_text(db, name, {n.lower() for n in tables}, columns, ddl, described, compact, levels, hints)
         for name in tables
         if db.table(name) is not None
     )
@@ -361,6 +367,7 @@ def _table_text(
     described: dict[str, list[str]] | None,
     compact: dict[str, list[str]] | None,
     levels: dict[str, int] | None,
+    hints: dict[str, str] | None = None,
 ) -> str:
     t = db.table(name)
     assert t is not None
@@ -384,7 +391,8 @@ def _table_text(
         fks = {c.name.lower() for c in t.columns if c.foreign_key and c.foreign_key.table.lower() in shown}
     if level >= 1:
         say = []
-    return assemble(piece, cols, described=say, fk_columns=fks, compact=rest)
+    hint = hints.get(t.name, "") if hints else ""
+    return assemble(piece, cols, described=say, fk_columns=fks, compact=rest, hint=hint)
 
 
 def format_ranking(
@@ -419,10 +427,11 @@ def focused_parts(
     columns = dict(ranking.columns) or None
     described = dict(ranking.described) if ranking.columns else None
     compact = dict(ranking.compact)
+    hints = ranking.shard_hints
     levels = dict.fromkeys(tables, 0)
     shown = {t.lower() for t in tables}
     parts = {
-        t: _table_text(db, t, shown, columns, ddl, described, compact, levels)
+        t: _table_text(db, t, shown, columns, ddl, described, compact, levels, hints)
         for t in tables
         if db.table(t) is not None
     }
@@ -434,7 +443,7 @@ def focused_parts(
                     break
                 levels[t] = level
                 before = parts[t]
-                parts[t] = _table_text(db, t, shown, columns, ddl, described, compact, levels)
+                parts[t] = _table_text(db, t, shown, columns, ddl, described, compact, levels, hints)
                 total += estimate_tokens(parts[t]) - estimate_tokens(before)
     return levels, parts
 
@@ -501,6 +510,7 @@ def focused_schema_levels(
     ddl = ddl or result.ddl
     chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
     ranking = result.ranking
+    hints: dict[str, str] = {}
     if ranking is not None and ranking.token_budget is not None:  # a size cap covers the docs too
         token_budget = min(b for b in (token_budget, ranking.token_budget) if b is not None)
     if ranking is not None:  # a budgeted table focus: its tables, columns and descriptions
@@ -518,12 +528,13 @@ def focused_schema_levels(
                 shown_columns[t.name] = [c.name for c in t.columns if _joins_or_labels(c)]
         described = {name: [] for name in shown_columns} if shown_columns else None
         shown_columns = shown_columns or None
+        hints = shard_hints(db, tables, result.question)
 
     def render(tbls: list[str], chs: list, ddl_budget: int | None = None) -> str:
         if ranking is not None:
             text = format_ranking(db, ranking, ddl, ddl_budget)
         else:
-            text = format_tables(db, tbls, shown_columns, ddl=ddl, described=described)
+            text = format_tables(db, tbls, shown_columns, ddl=ddl, described=described, hints=hints)
         return text + docs_section(db, chs, tbls)
 
     unthinned = dict.fromkeys(tables, 0)

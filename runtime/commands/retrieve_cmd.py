@@ -143,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_ranking(ranking: TableRanking, neighbours: set[str]) -> None:
     """The budgeted selection: per kept table, the columns shown as DDL and those named only;
-    a table the ranking took as a foreign-key neighbour of a better-ranked one says so."""
+    a table the ranking took as a foreign-key neighbour of a better-ranked one says so, and a
+    collapsed shard family the shards the question's date names."""
     cap = f", capped at {ranking.token_budget} tokens" if ranking.token_budget is not None else ""
     how = ", adaptive" if ranking.adaptive else ""
     print(f"focused tables ({ranking.focus} focus{how}, {len(ranking.tables)} kept{cap}):")
@@ -158,3 +159,5 @@ def _print_ranking(ranking: TableRanking, neighbours: set[str]) -> None:
         extra = f"  (+ {len(named)} named only)" if named else ""
         via = "  [FK neighbour]" if t in neighbours else ""
         print(f"  {ranking.scores.get(t, 0.0):.3f}  {t}: {shown}{extra}{via}")
+        if t in ranking.shard_hints:  # a collapsed family: the shards the question's date names
+            print(f"         {ranking.shard_hints[t]}")

@@ -20,6 +20,7 @@ import numpy as np
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.search.results import TableRanking
+from schemarag.runtime.search.shard_hints import shard_hints
 from schemarag.runtime.search.table_ranking import (
     DEFAULT_COLUMN_POLICY,
     DEFAULT_FOCUS_TABLE_BUDGET,
@@ -54,6 +55,7 @@ def focused_ranking(
     )
     ranking.focus = focus_name(policy or DEFAULT_COLUMN_POLICY)
     ranking.adaptive = adaptive is not None
+    ranking.shard_hints = shard_hints(art.schema, ranking.tables, question)
     if ranking.token_budget is not None and (policy or DEFAULT_COLUMN_POLICY) != DEFAULT_COLUMN_POLICY:
         default_size = _default_focus_tokens(art, rel, ranking, question)
         ranking.token_budget = min(ranking.token_budget, default_size)
@@ -69,7 +71,12 @@ def _default_focus_tokens(art: Any, rel: np.ndarray, ranking: TableRanking, ques
         art, rel, list(ranking.tables), scores, question, DEFAULT_COLUMN_POLICY
     )
     default = TableRanking(
-        tables=list(ranking.tables), columns=columns, scores=scores, described=described, compact=compact
+        tables=list(ranking.tables),
+        columns=columns,
+        scores=scores,
+        described=described,
+        compact=compact,
+        shard_hints=ranking.shard_hints,
     )
     return estimate_tokens(format_ranking(art.schema, default, art.ddl))
 

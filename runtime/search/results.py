@@ -106,24 +106,31 @@ class TableRanking:
     # Why the adaptive floor was raised for a question needing several tables (AdaptiveBudget.
     # join_floor): named_tables, cues, need, and the raised min_tables. None: not widened.
     widened: dict[str, Any] | None = None
+    # Collapsed shard families the question's dates point into: the members (or sub-range) the
+    # DDL note names (runtime.search.shard_hints); tables without one are absent.
+    shard_hints: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The selection, as ``retrieve --json`` and the HTTP API report it: kept tables in rank
-        order with their scores, per table the columns shown as DDL and those listed by name;
+        order with their scores, per table the columns shown as DDL and those listed by name
+        (and ``shard_hint`` for a collapsed family the question's date points into);
         ``widened``: why an adaptive budget kept more tables for a join (else null)."""
         return {
             "focus": self.focus,
             "adaptive": self.adaptive,
-            "tables": [
-                {
-                    "table": t,
-                    "score": round(self.scores.get(t, 0.0), 4),
-                    "columns": self.columns.get(t, []),
-                    "described": self.described.get(t, []),
-                    "named_only": self.compact.get(t, []),
-                }
-                for t in self.tables
-            ],
+            "tables": [self._table_dict(t) for t in self.tables],
             "token_budget": self.token_budget,
             "widened": self.widened,
         }
+
+    def _table_dict(self, t: str) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "table": t,
+            "score": round(self.scores.get(t, 0.0), 4),
+            "columns": self.columns.get(t, []),
+            "described": self.described.get(t, []),
+            "named_only": self.compact.get(t, []),
+        }
+        if t in self.shard_hints:
+            out["shard_hint"] = self.shard_hints[t]
+        return out
