@@ -64,6 +64,7 @@ from schemarag.runtime.search.join_signal import join_signal
 from schemarag.runtime.search.layer_prior import apply_layer_prior
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
+from schemarag.runtime.search.schema_hedge import hedge_order, table_schemas
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_families import MAX_NAMED, family_order, table_families
 from schemarag.runtime.search.text_tokens import tokenize
@@ -159,6 +160,8 @@ class RouteHedge:
 # Chosen by leave-one-database-out on BIRD dev over BirdUnion (`schemarag eval --cross-validate
 # hedging`, README "Retrieval quality on BIRD"); None turns hedging off.
 ROUTE_HEDGE: RouteHedge | None = RouteHedge(ratio=0.5, lead=5, share=3, runners=2)
+# The same hedge between the schemas of one database (schema_hedge.py); None: off.
+SCHEMA_HEDGE: RouteHedge | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +265,7 @@ def rank_tables_from_scores(
     join_top: int | None = None,
     family_slots: int | None = FAMILY_SLOTS,
     family_named: int = FAMILY_NAMED,
+    schema_hedge: RouteHedge | None = SCHEMA_HEDGE,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
@@ -276,13 +280,17 @@ def rank_tables_from_scores(
     ``join_top``: join-path completion only for the first that many kept tables (None: all).
     ``family_slots``: places a table family may take, the members the question's numbers name
     first (:mod:`.table_families`; None: no limit); ``family_named``: at most that many named
-    members come first.
+    members come first. ``schema_hedge``: in a single-source index of several schemas, close
+    runner-up schemas' best tables follow the first places (:mod:`.schema_hedge`; None: off).
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
     scores = apply_layer_prior(art, table_scores(art, rel))  # dbt: marts before staging/sources
     coverage = source_coverage(art, question or "", calibration) if route_coverage > 0 else None
     order, margin = route(art, scores, coverage, route_coverage, route_hedge)
+    if schema_hedge is not None and len(art.table_sources[1]) <= 1:
+        schema_ids, schemas = table_schemas(art)
+        order = hedge_order(order, scores, schema_ids, len(schemas), **asdict(schema_hedge))
     ranked = [names[i] for i in order.tolist()]
     score_of = {names[i]: float(scores[i]) for i in range(len(names))}
     sure = adaptive is not None and (adaptive.sure_margin is None or margin < adaptive.sure_margin)

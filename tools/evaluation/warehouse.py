@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.tools.evaluation.opt_in import apply_opt_in
+from schemarag.tools.evaluation.warehouse_knobs import ranking_kwargs
 from schemarag.tools.importers.shards import split_shard
 
 WAREHOUSE_BUDGETS = (5, 10, 20)
@@ -196,6 +197,7 @@ def run_questions(
     out: dict[int, list[Record]] = {k: [] for k in range(len(candidates))}
     done = 0
     top = max(budgets)
+    kwargs = [ranking_kwargs(c) for c in candidates]
     for db, qs in by_db.items():
         retriever = None
         if db in available:
@@ -221,7 +223,7 @@ def run_questions(
                 started = time.perf_counter()
                 rel, _, _ = retriever.score_chunks(q.question, "hybrid")
                 score_ms = (time.perf_counter() - started) * 1000.0
-            for k, knobs in enumerate(candidates):
+            for k, knobs in enumerate(kwargs):
                 rec = Record(q.question_id, q.db, q.engine, len(names), units, question=q.question)
                 if rel is not None:
                     for b in sorted(budgets, reverse=True):

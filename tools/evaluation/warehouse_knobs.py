@@ -12,6 +12,12 @@ from typing import Any
 
 from schemarag.runtime.errors import ConfigError
 
+
+def _hedge(h: tuple[float, int, int, int] | None) -> dict[str, Any] | None:
+    """A RouteHedge as a JSON-friendly dict (reports carry the candidates as they are)."""
+    return None if h is None else dict(zip(("ratio", "lead", "share", "runners"), h, strict=True))
+
+
 _GRIDS: dict[str, list[dict[str, Any]]] = {
     "join_paths": [{"join_paths": False}, {"join_paths": True}],
     # FK expansion over inferred keys (ratio of the kept table's score a neighbour needs; None:
@@ -56,3 +62,14 @@ def knob_grid(family: str | None) -> list[dict[str, Any]]:
             f"--cross-validate {family!r} has no warehouse grid; use one of {', '.join(WAREHOUSE_FAMILIES)}"
         )
     return [dict(c) for c in _GRIDS[family]]
+
+
+def ranking_kwargs(knobs: dict[str, Any]) -> dict[str, Any]:
+    """A candidate as keyword arguments of ``rank_tables_from_scores`` (a schema hedge dict
+    becomes a :class:`~schemarag.runtime.search.table_ranking.RouteHedge`)."""
+    hedge = knobs.get("schema_hedge")
+    if hedge is None:
+        return knobs
+    from schemarag.runtime.search.table_ranking import RouteHedge
+
+    return {**knobs, "schema_hedge": RouteHedge(**hedge)}

@@ -1,0 +1,88 @@
+"""Schema hedging inside one database: a large dataset does not take every place.
+
+A warehouse database often holds several schemas (BigQuery datasets, Snowflake schemas) of
+very different sizes: ``sdoh`` beside a few hundred ``census_bureau_acs`` tables, OMOP tables
+beside a code list. Ranked by score alone, the large schema's many near-matches fill the budget
+and the small schema's one table the question also needs falls past it. Union routing
+(``table_ranking.route``) already hedges between *databases*; here the same rule
+(:class:`~schemarag.runtime.search.table_ranking.RouteHedge`) applies between the schemas of a
+single-source index, but softly: the first ``lead`` places stay in score order (whatever their
+schema), then each runner-up schema scoring at least ``ratio`` times the best schema brings its
+best ``share`` tables, then the rest in score order. A schema's score is its best table plus
+half its second, as in routing.
+
+Schemas are read from the qualified table names (``dataset.table``) once per opened version.
+
+Example:
+    >>> import numpy as np
+    >>> ids = np.array([0, 0, 0, 0, 1]); scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
+    >>> hedge_order(np.arange(5), scores, ids, 2, ratio=0.3, lead=1, share=1, runners=1).tolist()
+    [0, 4, 1, 2, 3]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from schemarag.runtime.search.per_artifact import per_artifact
+
+SECOND_WEIGHT = 0.5  # a schema's score: best table + this times its second (as routing does)
+
+
+@per_artifact
+def table_schemas(art: Any) -> tuple[np.ndarray, list[str]]:
+    """``(schema id per table, schema names)``: the qualifier before a table name's last dot
+    (``""`` for an unqualified name)."""
+    names: list[str] = []
+    index: dict[str, int] = {}
+    ids = np.empty(len(art.table_names), dtype=np.int64)
+    for i, t in enumerate(art.table_names):
+        schema = t.rpartition(".")[0]
+        ids[i] = index.setdefault(schema, len(index))
+        if ids[i] == len(names):
+            names.append(schema)
+    return ids, names
+
+
+def hedge_order(
+    by_score: np.ndarray,
+    scores: np.ndarray,
+    schema_ids: np.ndarray,
+    n_schemas: int,
+    ratio: float,
+    lead: int,
+    share: int,
+    runners: int,
+) -> np.ndarray:
+    """``by_score`` (table indices, best first) with runner-up schemas' best tables moved up
+    to right after the first ``lead``. Linear in the number of tables."""
+    if n_schemas <= 1 or runners <= 0 or len(by_score) <= lead:
+        return by_score
+    ordered = schema_ids[by_score]
+    best = np.full(n_schemas, -1.0)
+    second = np.zeros(n_schemas)
+    seen = np.zeros(n_schemas, dtype=np.int64)
+    for pos, s in enumerate(ordered.tolist()):
+        if seen[s] == 0:
+            best[s] = scores[by_score[pos]]
+        elif seen[s] == 1:
+            second[s] = scores[by_score[pos]]
+        seen[s] += 1
+    score = np.maximum(best, 0.0) + SECOND_WEIGHT * second
+    order = np.lexsort((np.arange(n_schemas), -score))
+    top = float(score[order[0]])
+    moved = np.zeros(len(by_score), dtype=bool)
+    picks: list[np.ndarray] = []
+    for s in order[1 : 1 + runners].tolist():
+        if score[s] <= 0 or score[s] < ratio * top:
+            break
+        positions = np.flatnonzero(ordered == s)[:share]
+        positions = positions[positions >= lead]  # already among the leading places
+        moved[positions] = True
+        picks.append(by_score[positions])
+    if not picks:
+        return by_score
+    rest = by_score[lead:][~moved[lead:]]
+    return np.concatenate([by_score[:lead], *picks, rest])
