@@ -81,7 +81,10 @@ def compound_term_ids(art: IndexArtifact, question: str) -> list[int]:
     ``censustract``, ``zip code`` -> ``zipcode``): warehouses glue words that questions keep
     apart. Linear in the question's words; each pair costs one stem and one vocabulary lookup.
 
-    Runs of letters only (``5-year`` is no pair); a pair with a stopword is skipped.
+    Runs of letters only (``5-year`` is no pair); a pair with a stopword is skipped. A term
+    found only where both words are also found apart is no glued word but the whole form of a
+    split identifier (``FirstName`` indexes ``first``, ``name`` and ``firstname``): the words
+    already match there, so it is skipped rather than counted twice.
     """
     words = _PLAIN_WORD.findall(question.lower())
     out: list[int] = []
@@ -90,9 +93,22 @@ def compound_term_ids(art: IndexArtifact, question: str) -> list[int]:
             continue
         for tok in tokenize(a + b):
             tid = art.vocab.get(tok)
-            if tid is not None:
+            if tid is not None and _glued_somewhere(art, tid, a, b):
                 out.append(tid)
     return out
+
+
+def _postings(art: IndexArtifact, tid: int | None) -> np.ndarray:
+    if tid is None:
+        return np.empty(0, dtype=np.int64)
+    return art.bm25_indices[int(art.bm25_indptr[tid]) : int(art.bm25_indptr[tid + 1])]
+
+
+def _glued_somewhere(art: IndexArtifact, tid: int, a: str, b: str) -> bool:
+    """True when some chunk holding term ``tid`` lacks word ``a`` or word ``b`` on its own."""
+    parts = [art.vocab.get(t[0]) if (t := tokenize(w)) else None for w in (a, b)]
+    both = np.intersect1d(_postings(art, parts[0]), _postings(art, parts[1]))
+    return bool(np.setdiff1d(_postings(art, tid), both).size)
 
 
 def lexical_coverage(art: IndexArtifact, qt: QueryTerms) -> np.ndarray:

@@ -26,7 +26,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from schemarag.runtime.search.per_artifact import per_artifact
@@ -79,16 +79,16 @@ _SPAN = re.compile(
 MAX_YEAR_SPAN = 30  # a longer span names no member in particular
 
 
-def question_numbers(question: str) -> tuple[set[str], set[str]]:
+def question_numbers(question: str, spans: bool = True) -> tuple[set[str], set[str]]:
     """``(numbers, months)``: the question's numbers (with and without leading zeros; a named
-    year also as its two-digit form, ``cn16`` for 2016; every year of a span "from 2011 to
-    2020") and the months it names, as ``01``..``12`` (general English month names).
+    year also as its two-digit form, ``cn16`` for 2016; with ``spans``, every year of a span
+    "from 2011 to 2020") and the months it names, as ``01``..``12`` (general English month names).
 
     >>> sorted(question_numbers("trips from 2019 to 2021, Q1")[0])
     ['1', '19', '20', '2019', '2020', '2021', '21']
     """
     nums = set(_DIGITS.findall(question))
-    for between, lo, word, hi in _SPAN.findall(question):
+    for between, lo, word, hi in _SPAN.findall(question) if spans else ():
         a, b = int(lo), int(hi)
         if 0 < b - a <= MAX_YEAR_SPAN and (word.lower() != "and" or between):
             nums |= {str(y) for y in range(a, b + 1)}
@@ -99,16 +99,23 @@ def question_numbers(question: str) -> tuple[set[str], set[str]]:
     return nums, months
 
 
-def specificity(table: str, numbers: set[str], months: frozenset[str] | set[str] = frozenset()) -> int:
-    """How much of a member's numbers the question names, summed over its digit runs: a year 2,
-    a full date 3 (``20230118`` for "January 18, 2023"; year and month alone 2), any other
-    number 1. ``COUNTY_2017_5YR`` for "5-year estimates of 2017" is 3, ``COUNTY_2016_5YR`` 1:
-    a small number the question happens to contain ("January 1", "5-year") no longer ties
-    every member with the one whose year it names."""
+def specificity(
+    table: str,
+    numbers: set[str],
+    months: frozenset[str] | set[str] = frozenset(),
+    written: set[str] | None = None,
+) -> int:
+    """How much of a member's numbers the question names, summed over its digit runs: a year 2
+    (1 when ``written`` is given and the year is only inside a span: "from 2000 to 2018" asks
+    first for the two ends it compares), a full date 3 (``20230118`` for "January 18, 2023";
+    year and month alone 2), any other number 1. ``COUNTY_2017_5YR`` for "5-year estimates of
+    2017" is 3, ``COUNTY_2016_5YR`` 1: a small number the question happens to contain
+    ("January 1", "5-year") no longer ties every member with the one whose year it names."""
     total = 0
     for run in _DIGITS.findall(table.rpartition(".")[2]):
         if run in numbers or run.lstrip("0") in numbers:
-            total += 3 if len(run) >= 6 else 2 if _YEAR.match(run) else 1
+            year = 2 if written is None or run in written else 1
+            total += 3 if len(run) >= 6 else year if _YEAR.match(run) else 1
         elif len(run) >= 6 and run[:4] in numbers:  # YYYYMM[DD]: the year, then month and day
             month = run[4:6] in months or run[4:6] in numbers or run[4:6].lstrip("0") in numbers
             day = len(run) >= 8 and (run[6:8] in numbers or run[6:8].lstrip("0") in numbers)
@@ -121,34 +128,37 @@ def family_order(
 ) -> list[str]:
     """``ranked`` with each family reduced to at most ``slots`` members; the members that name
     most of the question's numbers (the family's highest :func:`specificity`, best ranked first,
-    at most ``most_named``) move to where the family first appears, before its other places."""
+    at most ``most_named``) move to where the family first appears, before its other places,
+    and those other places go to the members naming more of the question first (a span's inner
+    years before years it does not name), then by rank."""
     if not families:
         return list(ranked)
     numbers, months = question_numbers(question)
-    named: dict[str, list[tuple[int, int, str]]] = {}
+    written = question_numbers(question, spans=False)[0]
+    members: dict[str, list[tuple[int, int, str]]] = {}
     for pos, t in enumerate(ranked):
         key = families.get(t)
-        spec = specificity(t, numbers, months) if key is not None and numbers else 0
-        if spec:
-            named.setdefault(key, []).append((-spec, pos, t))
+        if key is not None:
+            spec = specificity(t, numbers, months, written) if numbers else 0
+            members.setdefault(key, []).append((-spec, pos, t))
     out: list[str] = []
     used: dict[str, int] = {}
-    placed: set[str] = set()
+    queue: dict[str, Iterator[str]] = {}
     for t in ranked:
         key = families.get(t)
         if key is None:
             out.append(t)
             continue
         if key not in used:
-            members = sorted(named.get(key, []))
-            first = [m for s, _, m in members if s == members[0][0]][:most_named] if members else []
-            for m in first:  # the question's own members take the family's places first
-                out.append(m)
-                placed.add(m)
+            ordered = sorted(members[key])
+            top = ordered[0][0]
+            first = [m for s, _, m in ordered if s == top and s < 0][:most_named]
+            out.extend(first)  # the question's own members take the family's places first
             used[key] = len(first)
-        if t in placed:
-            continue
+            queue[key] = iter([m for _, _, m in ordered if m not in first])
         if used[key] < slots:
-            out.append(t)
-            used[key] += 1
+            nxt = next(queue[key], None)
+            if nxt is not None:
+                out.append(nxt)
+                used[key] += 1
     return out

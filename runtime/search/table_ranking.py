@@ -15,6 +15,10 @@
   runner-up databases score at least half the winner's, the winner's best five tables come
   first, then each runner-up's best three, then the winner's other tables: an uncertain
   routing no longer spends a whole budget on one large wrong database.
+* **Schema hedging** (``schema_hedge``): the same rule between the schemas of one database
+  (BigQuery datasets, Snowflake schemas; :mod:`.schema_hedge`), softly: the first ``lead``
+  places stay in score order, then close runner-up schemas' best tables, so one large dataset's
+  near-matches do not take every place.
 * **Adaptive budget** (``AdaptiveBudget``): stop adding tables once the next table's
   calibrated score falls below ``confidence`` times the best (the budget stays the ceiling),
   but not before ``min_tables``, and in a union only when routing is sure (the runner-up

@@ -16,9 +16,16 @@ def _art():
     return in_memory_artifact(
         SHOP,
         [("customers", "table", None), ("orders", "table", None), ("orders", "column", "total_amount")],
-        vocab=["census", "tract", "censustract", "zipcod"],
-        postings={"census": {0: 1.0}, "tract": {0: 1.0}, "censustract": {1: 2.0}, "zipcod": {2: 2.0}},
-        idf=[1.0, 1.0, 2.0, 2.0],
+        vocab=["census", "tract", "censustract", "zipcod", "first", "name", "firstnam"],
+        postings={
+            "census": {0: 1.0},
+            "tract": {0: 1.0},
+            "censustract": {1: 2.0},
+            "zipcod": {2: 2.0},
+            # customers.FirstName: the split words and the whole form in the same chunk
+            **{t: {0: 1.0} for t in ("first", "name", "firstnam")},
+        },
+        idf=[1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 1.0],
     )
 
 
@@ -31,6 +38,8 @@ def test_adjacent_words_find_the_term_they_spell_as_one() -> None:
     ]
     assert compound_term_ids(art, "census of the tract") == []  # not adjacent: a stopword between
     assert compound_term_ids(art, "5-year census") == []  # "yearcensus" is no index term
+    # 'firstnam' is only the whole form of FirstName, whose words already match: not a compound
+    assert compound_term_ids(art, "the first name of customers") == []
 
 
 def test_compounds_add_postings_but_owe_no_coverage() -> None:

@@ -42,8 +42,16 @@ def test_a_year_span_names_every_year_in_it() -> None:
     assert "1950" not in question_numbers("from 1900 to 2000")[0]  # too long to name members
     ranked = [f"s.GSOD{y}" for y in range(2005, 2020)] + ["s.STATIONS"]
     fams = families_of(ranked)
-    order = family_order(ranked, fams, "days over 30 degrees from 2011 to 2013", 1)
-    assert order == ["s.GSOD2011", "s.GSOD2012", "s.GSOD2013", "s.STATIONS"]
+    question = "increase in hot days from 2011 to 2014"
+    # the two ends the question compares come first; the inner years take the family's other places
+    assert family_order(ranked, fams, question, 1) == ["s.GSOD2011", "s.GSOD2014", "s.STATIONS"]
+    assert family_order(ranked, fams, question, 4) == [
+        "s.GSOD2011",
+        "s.GSOD2014",
+        "s.GSOD2012",
+        "s.GSOD2013",
+        "s.STATIONS",
+    ]
 
 
 def test_a_named_year_also_matches_its_two_digit_form() -> None:
