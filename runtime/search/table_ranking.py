@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -70,7 +70,7 @@ from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.schema_hedge import hedge_order, table_schemas
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_families import MAX_NAMED, family_order, table_families
+from schemarag.runtime.search.table_families import family_order, table_families
 from schemarag.runtime.search.text_tokens import tokenize
 
 SECOND_WEIGHT = 0.3
@@ -86,14 +86,18 @@ ROUTE_COVERAGE_POWER = 0.5
 # on Spider 2.0-lite (`schemarag eval --warehouse ... --cross-validate families`): all 49
 # Snowflake folds pick 1 (nontrivial CR@20 0.722 -> 0.819); SQLite has no such families.
 FAMILY_SLOTS: int | None = 1
-# Members of a family the question's numbers name that may come first ("2018 Q1 to Q4" names
-# four quarterly tables; "from 2011 to 2020" ten yearly ones): table_families.MAX_NAMED.
-FAMILY_NAMED = MAX_NAMED
+# Members of a family the question's numbers name that may come first ("2018" names four
+# quarterly tables; "from 2011 to 2018" the two years it compares, each in 1yr and 5yr).
+# Chosen by leave-one-database-out on Spider 2.0-lite, all three engines, 158 databases
+# (`schemarag eval --warehouse ... --cross-validate warehouse --compounds`, 2026-11-26): 152 of
+# 158 folds pick family_slots 1, family_named 8, inferred_ratio None and SCHEMA_HEDGE below.
+FAMILY_NAMED = 8
 # Score ratio an inferred-key neighbour needs to follow a kept table (FK expansion); None: never.
-# Chosen by leave-one-database-out on Spider 2.0-lite, all three engines (`schemarag eval
-# --warehouse ... --cross-validate warehouse`): every fold picks 0.7 over 0.5 (the declared
-# ratio), i.e. an inferred key must be backed by more of the question's evidence than a declared one.
-INFERRED_NEIGHBOUR_RATIO: float | None = 0.7
+# Earlier grids (without schema hedging) chose 0.7 in every fold; with the families, schema
+# hedging and compound words of 2026-11-26 the folds choose None (above): FK expansion over
+# inferred keys no longer pays on the development set. The keys still mark the DDL and make
+# the join graph that join-path completion (`join_paths`) walks.
+INFERRED_NEIGHBOUR_RATIO: float | None = None
 
 
 def table_scores(art: IndexArtifact, rel: np.ndarray) -> np.ndarray:
@@ -123,12 +127,16 @@ def source_coverage(
     databases instead of chunks). ``None`` for a single-source index or no indexed word.
 
     Reads the postings the build stored (no per-request scanning of docs): linear in the
-    postings of the question's words, like BM25 scoring itself.
+    postings of the question's words, like BM25 scoring itself. Compound words
+    (``Calibration.compound_weight``) count in the chunk scores but not here: coverage is about
+    the question's own words, and a database that glues two of them (``zipcode``) covers them
+    no better than one that keeps them apart (on BirdUnion counting them moved two questions to
+    the wrong database).
     """
     n_src = len(art.table_sources[1])
     if n_src <= 1 or not question:
         return None
-    qt = query_terms(art, question, cal)
+    qt = query_terms(art, question, replace(cal, compound_weight=0.0))
     chunk_src = art.chunk_sources + 1  # 0 = chunk without a table
     cov = np.zeros(n_src, dtype=np.float64)
     total = 0.0
@@ -165,7 +173,10 @@ class RouteHedge:
 # hedging`, README "Retrieval quality on BIRD"); None turns hedging off.
 ROUTE_HEDGE: RouteHedge | None = RouteHedge(ratio=0.5, lead=5, share=3, runners=2)
 # The same hedge between the schemas of one database (schema_hedge.py); None: off.
-SCHEMA_HEDGE: RouteHedge | None = None
+# Chosen by leave-one-database-out on Spider 2.0-lite, all three engines, 158 databases
+# (`schemarag eval --warehouse ... --cross-validate warehouse --compounds`, 2026-11-26): 152 of
+# 158 folds pick family_slots 1, family_named 8, inferred_ratio None and SCHEMA_HEDGE below.
+SCHEMA_HEDGE: RouteHedge | None = RouteHedge(ratio=0.5, lead=3, share=2, runners=3)
 
 
 @dataclass(frozen=True)

@@ -134,10 +134,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "docs/ranking.md)",
     )
     parser.add_argument(
-        "--compounds",
+        "--no-compounds",
         action="store_true",
-        help="two adjacent question words also match the index term they spell as one "
-        "('census tract' -> censustract; off by default, docs/ranking.md)",
+        help="ablation: two adjacent question words no longer match the index term they spell as one "
+        "('census tract' -> censustract; on by default, docs/ranking.md)",
     )
     parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
     parser.add_argument("--small-grid", action="store_true", help="cross-validation: a smaller fixed grid")
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         join_paths=args.join_paths,
         hedging=not args.no_hedging,
         abbreviations=args.abbreviations,
-        compounds=args.compounds,
+        compounds=not args.no_compounds,
         adaptive=_adaptive(args),
         # --adaptive with an ablation stays on the evaluation path (an ablation is not served)
         served=args.focus is not None or (args.adaptive and not (args.join_paths or args.no_hedging)),

@@ -96,7 +96,7 @@ def run_warehouse(args: argparse.Namespace) -> int:
         budgets,
         candidates,
         _progress(args),
-        calibration=opt_in_calibration(args.abbreviations, args.compounds),
+        calibration=opt_in_calibration(args.abbreviations, not args.no_compounds),
     )
     plain = aggregate(run.records[0], budgets)
     title = (
@@ -113,7 +113,7 @@ def run_warehouse(args: argparse.Namespace) -> int:
         "databases": len(available),
         "import_build": table,
         "metrics": plain,
-        "knobs": {**candidates[0], "abbreviations": args.abbreviations, "compounds": args.compounds},
+        "knobs": {**candidates[0], "abbreviations": args.abbreviations, "compounds": not args.no_compounds},
     }
     if args.cross_validate:
         cv = cross_validate(run, budgets)

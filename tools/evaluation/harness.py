@@ -60,7 +60,7 @@ class EvalConfig:
     join_paths: bool = False
     hedging: bool = True  # union routing hedging (False: the ablation without it)
     abbreviations: bool = False  # question words also match their abbreviations (opt-in)
-    compounds: bool = False  # adjacent question words also match the term they spell (opt-in)
+    compounds: bool = True  # adjacent question words also match the term they spell (False: ablation)
     # Score the headline method through the serving path itself (Retriever.search with this focus
     # and the adaptive budget, then the served text): `eval --focus` / `--adaptive`.
     served: bool = False

@@ -1,7 +1,7 @@
-"""Opt-in query-side matching the evaluation can switch on (off in the shipped Calibration).
+"""Query-side matchers the evaluation switches against the shipped Calibration.
 
-One place for ``schemarag eval --abbreviations`` / ``--compounds``, so the BIRD harness and the
-warehouse run evaluate the same weights.
+One place for ``schemarag eval --abbreviations`` (opt-in) and ``--no-compounds`` (ablation), so
+the BIRD harness and the warehouse run evaluate the same weights.
 """
 
 from __future__ import annotations
@@ -11,20 +11,19 @@ from typing import Any
 
 from schemarag.runtime.search.abbreviations import ABBREVIATION_WEIGHT
 
-COMPOUND_WEIGHT = 1.0  # an index term two adjacent question words spell ("census tract")
 
+def opt_in_calibration(abbreviations: bool = False, compounds: bool = True) -> dict[str, float]:
+    """Calibration fields to override: abbreviations on (off when shipped), compound words off
+    (on when shipped, ``Calibration.compound_weight``).
 
-def opt_in_calibration(abbreviations: bool = False, compounds: bool = False) -> dict[str, float]:
-    """Calibration fields to override for the opt-in matchers asked for.
-
-    >>> opt_in_calibration(compounds=True)
-    {'compound_weight': 1.0}
+    >>> opt_in_calibration(abbreviations=True, compounds=False)
+    {'abbreviation_weight': 0.8, 'compound_weight': 0.0}
     """
     out: dict[str, float] = {}
     if abbreviations:
         out["abbreviation_weight"] = ABBREVIATION_WEIGHT
-    if compounds:
-        out["compound_weight"] = COMPOUND_WEIGHT
+    if not compounds:
+        out["compound_weight"] = 0.0
     return out
 
 
