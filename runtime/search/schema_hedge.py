@@ -12,6 +12,9 @@ best ``share`` tables, then the rest in score order. A schema's score is its bes
 half its second, as in routing.
 
 Schemas are read from the qualified table names (``dataset.table``) once per opened version.
+A dbt project's schemas are its layers (staging, marts) holding the same facts: the layer prior
+(:mod:`.layer_prior`) orders those, and hedging between them would bring staging views back
+above the marts, so an index whose tables carry a ``layer`` counts as one schema.
 
 Example:
     >>> import numpy as np
@@ -34,7 +37,9 @@ SECOND_WEIGHT = 0.5  # a schema's score: best table + this times its second (as 
 @per_artifact
 def table_schemas(art: Any) -> tuple[np.ndarray, list[str]]:
     """``(schema id per table, schema names)``: the qualifier before a table name's last dot
-    (``""`` for an unqualified name)."""
+    (``""`` for an unqualified name); one schema for a dbt index (tables with a ``layer``)."""
+    if any(getattr(art.schema.table(t), "layer", None) for t in art.table_names):
+        return np.zeros(len(art.table_names), dtype=np.int64), [""]
     names: list[str] = []
     index: dict[str, int] = {}
     ids = np.empty(len(art.table_names), dtype=np.int64)

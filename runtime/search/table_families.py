@@ -108,7 +108,8 @@ def specificity(
     """How much of a member's numbers the question names, summed over its digit runs: a year 2
     (1 when ``written`` is given and the year is only inside a span: "from 2000 to 2018" asks
     first for the two ends it compares), a full date 3 (``20230118`` for "January 18, 2023";
-    year and month alone 2), any other number 1. ``COUNTY_2017_5YR`` for "5-year estimates of
+    year and month alone 2; a year without its month 0: it names twelve months, none in
+    particular), any other number 1. ``COUNTY_2017_5YR`` for "5-year estimates of
     2017" is 3, ``COUNTY_2016_5YR`` 1: a small number the question happens to contain
     ("January 1", "5-year") no longer ties every member with the one whose year it names."""
     total = 0
@@ -119,7 +120,8 @@ def specificity(
         elif len(run) >= 6 and run[:4] in numbers:  # YYYYMM[DD]: the year, then month and day
             month = run[4:6] in months or run[4:6] in numbers or run[4:6].lstrip("0") in numbers
             day = len(run) >= 8 and (run[6:8] in numbers or run[6:8].lstrip("0") in numbers)
-            total += 1 + month + day
+            # a year alone names twelve months or 365 days, no member in particular
+            total += 1 + month + day if month else 0
     return total
 
 

@@ -80,3 +80,12 @@ def test_named_members_are_capped_by_most_named() -> None:
     year = [f"q.wages_2018_q{q}" for q in (1, 2, 3, 4)]
     assert family_order(quarters, fams, "total wages in 2018", 1) == year  # four quarters tie
     assert family_order(quarters, fams, "total wages in 2018", 1, most_named=2) == year[:2]
+
+
+def test_a_year_alone_names_no_month_or_day_of_it() -> None:
+    numbers, months = question_numbers("watch events of 2017")
+    assert specificity("m._201703", numbers, months) == 0  # which month? none in particular
+    assert specificity("y._2017", numbers, months) == 2
+    monthly = [f"m._2017{m:02d}" for m in range(1, 13)]
+    fams = families_of(monthly)
+    assert family_order(monthly, fams, "watch events of 2017", 1) == ["m._201701"]  # by rank
