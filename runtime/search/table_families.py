@@ -132,7 +132,8 @@ def family_order(
     most of the question's numbers (the family's highest :func:`specificity`, best ranked first,
     at most ``most_named``) move to where the family first appears, before its other places,
     and those other places go to the members naming more of the question first (a span's inner
-    years before years it does not name), then by rank."""
+    years before years it does not name), then by rank. When every member names the question
+    alike (a number they all carry), none moves first."""
     if not families:
         return list(ranked)
     numbers, months = question_numbers(question)
@@ -153,8 +154,9 @@ def family_order(
             continue
         if key not in used:
             ordered = sorted(members[key])
-            top = ordered[0][0]
-            first = [m for s, _, m in ordered if s == top and s < 0][:most_named]
+            top, least = ordered[0][0], ordered[-1][0]
+            # a number every member carries (HG38 in DNA_METHYLATION_CHR1_HG38 ..) names none of them
+            first = [m for s, _, m in ordered if s == top and s < least][:most_named]
             out.extend(first)  # the question's own members take the family's places first
             used[key] = len(first)
             queue[key] = iter([m for _, _, m in ordered if m not in first])

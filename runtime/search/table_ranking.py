@@ -89,7 +89,7 @@ FAMILY_SLOTS: int | None = 1
 # Members of a family the question's numbers name that may come first ("2018" names four
 # quarterly tables; "from 2011 to 2018" the two years it compares, each in 1yr and 5yr).
 # Chosen by leave-one-database-out on Spider 2.0-lite, all three engines, 158 databases
-# (`schemarag eval --warehouse ... --cross-validate warehouse --compounds`, 2026-11-26): 152 of
+# (`schemarag eval --warehouse ... --cross-validate warehouse`, 2026-11-26): 157 of
 # 158 folds pick family_slots 1, family_named 8, inferred_ratio None and SCHEMA_HEDGE below.
 FAMILY_NAMED = 8
 # Score ratio an inferred-key neighbour needs to follow a kept table (FK expansion); None: never.
@@ -174,7 +174,7 @@ class RouteHedge:
 ROUTE_HEDGE: RouteHedge | None = RouteHedge(ratio=0.5, lead=5, share=3, runners=2)
 # The same hedge between the schemas of one database (schema_hedge.py); None: off.
 # Chosen by leave-one-database-out on Spider 2.0-lite, all three engines, 158 databases
-# (`schemarag eval --warehouse ... --cross-validate warehouse --compounds`, 2026-11-26): 152 of
+# (`schemarag eval --warehouse ... --cross-validate warehouse`, 2026-11-26): 157 of
 # 158 folds pick family_slots 1, family_named 8, inferred_ratio None and SCHEMA_HEDGE below.
 SCHEMA_HEDGE: RouteHedge | None = RouteHedge(ratio=0.5, lead=3, share=2, runners=3)
 

@@ -89,3 +89,14 @@ def test_a_year_alone_names_no_month_or_day_of_it() -> None:
     monthly = [f"m._2017{m:02d}" for m in range(1, 13)]
     fams = families_of(monthly)
     assert family_order(monthly, fams, "watch events of 2017", 1) == ["m._201701"]  # by rank
+
+
+def test_a_number_every_member_carries_names_none_of_them() -> None:
+    chromosomes = [f"t.DNA_METHYLATION_CHR{c}_HG38" for c in range(1, 23)]
+    ranked = [*chromosomes[:3], "t.RNASEQ_HG38", *chromosomes[3:]]
+    fams = families_of(ranked)
+    # "hg38" gives every chromosome table the same point: one place, by rank, and RNASEQ follows
+    order = family_order(ranked, fams, "RNA expression in hg38 release", 1)
+    assert order == ["t.DNA_METHYLATION_CHR1_HG38", "t.RNASEQ_HG38"]
+    # naming a chromosome still picks it
+    assert family_order(ranked, fams, "methylation on chromosome 17 in hg38", 1)[0] == chromosomes[16]
