@@ -9,7 +9,7 @@ and the small schema's one table the question also needs falls past it. Union ro
 single-source index, but softly: the first ``lead`` places stay in score order (whatever their
 schema), then each runner-up schema scoring at least ``ratio`` times the best schema brings its
 best ``share`` tables, then the rest in score order. A schema's score is its best table plus
-half its second, as in routing.
+half its second, as in routing (:mod:`.group_scores`).
 
 Schemas are read from the qualified table names (``dataset.table``) once per opened version.
 A dbt project's schemas are its layers (staging, marts) holding the same facts: the layer prior
@@ -29,9 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from schemarag.runtime.search.group_scores import group_scores
 from schemarag.runtime.search.per_artifact import per_artifact
-
-SECOND_WEIGHT = 0.5  # a schema's score: best table + this times its second (as routing does)
 
 
 @per_artifact
@@ -62,20 +61,11 @@ def hedge_order(
     runners: int,
 ) -> np.ndarray:
     """``by_score`` (table indices, best first) with runner-up schemas' best tables moved up
-    to right after the first ``lead``. Linear in the number of tables."""
+    to right after the first ``lead``: a few vectorised passes over the tables."""
     if n_schemas <= 1 or runners <= 0 or len(by_score) <= lead:
         return by_score
     ordered = schema_ids[by_score]
-    best = np.full(n_schemas, -1.0)
-    second = np.zeros(n_schemas)
-    seen = np.zeros(n_schemas, dtype=np.int64)
-    for pos, s in enumerate(ordered.tolist()):
-        if seen[s] == 0:
-            best[s] = scores[by_score[pos]]
-        elif seen[s] == 1:
-            second[s] = scores[by_score[pos]]
-        seen[s] += 1
-    score = np.maximum(best, 0.0) + SECOND_WEIGHT * second
+    score = group_scores(ordered, scores[by_score], n_schemas)
     order = np.lexsort((np.arange(n_schemas), -score))
     top = float(score[order[0]])
     moved = np.zeros(len(by_score), dtype=bool)

@@ -63,6 +63,7 @@ import numpy as np
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.paths import did_you_mean
+from schemarag.runtime.search.group_scores import group_scores
 from schemarag.runtime.search.join_graph import DECLARED_COST, cheapest_path, join_edges
 from schemarag.runtime.search.join_signal import join_signal
 from schemarag.runtime.search.layer_prior import apply_layer_prior
@@ -75,7 +76,6 @@ from schemarag.runtime.search.text_tokens import tokenize
 
 SECOND_WEIGHT = 0.3
 NEIGHBOUR_RATIO = 0.5
-ROUTE_SECOND_WEIGHT = 0.5
 JOIN_PATH_HOPS = 3
 # Exponent of term coverage in a source database's routing score (0 = table evidence alone).
 # Chosen by leave-one-database-out on BIRD dev over BirdUnion (`schemarag eval --cross-validate
@@ -229,19 +229,10 @@ def route(
     src_ids, src_names = art.table_sources
     if len(src_names) <= 1:
         return by_score, 0.0
-    # best and second-best table score per source
+    # best + half the second-best table score per source, among the leading tables
     ordered_src = src_ids[by_score]
-    best = np.full(len(src_names), -1.0)
-    second = np.zeros(len(src_names))
-    first_pos = np.full(len(src_names), -1)
-    for pos, s in enumerate(ordered_src[: min(len(ordered_src), 4 * len(src_names) + 64)].tolist()):
-        if best[s] < 0:
-            best[s] = scores[by_score[pos]]
-            first_pos[s] = pos
-        elif second[s] == 0:
-            second[s] = scores[by_score[pos]]
-    best = np.maximum(best, 0.0)
-    src_score = best + ROUTE_SECOND_WEIGHT * second
+    lead_n = min(len(ordered_src), 4 * len(src_names) + 64)
+    src_score = group_scores(ordered_src[:lead_n], scores[by_score[:lead_n]], len(src_names))
     if coverage is not None and coverage_power > 0:
         src_score = src_score * np.maximum(coverage, 1e-6) ** coverage_power
     src_order = np.lexsort((-np.arange(len(src_names)), -src_score))
