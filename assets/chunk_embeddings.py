@@ -41,17 +41,12 @@ def chunk_groups(chunks: list[Chunk], db: Database) -> list[int]:
     return groups_for([c.table for c in chunks], database_schemas(db))
 
 
-# Texts are embedded in slices of this many, shortest first, so progress can be reported between
-# slices; a multiple of passage_embed's batch of 16 keeps exactly the batches one call would make.
+# Texts are embedded in slices of this many, so progress can be reported between slices and the
+# pool's sessions (:mod:`~schemarag.assets.lib.embed_workers`) share the work. Each text is
+# embedded alone (``Embedder.passage_batch``), so neither the slicing nor the order changes a
+# vector, and a session's onnxruntime arena stays small (one 512-token text: two sessions peak at
+# ~470 MB RSS, against ~4 GB for batches of 16 such texts).
 EMBED_SLICE = 64
-# Slices whose longest text is at most this many characters (~125 word pieces) run on the pool of
-# single-thread sessions (:mod:`~schemarag.assets.lib.embed_workers`); longer ones on the build's
-# own session, one at a time, as before. Each session keeps an onnxruntime arena sized by the
-# largest batch it ran: 16 texts of 512 tokens grow it to ~1.8 GB (measured: 256 such texts, peak
-# RSS 2.1 GB on one session, 4.1 GB on two), so two sessions on long texts took the 120,000-column
-# bench from 5.6 to 7.7 GB, over its 6 GB target. Short texts, the distinct column comments of a
-# documented warehouse, are where the pool's CPU saving is and their arenas stay small.
-POOL_MAX_CHARS = 500
 
 
 def embed_chunks(
@@ -65,8 +60,8 @@ def embed_chunks(
     """Vectors for ``chunks``; ``on_batch(done, total)`` after each slice of newly embedded texts.
     ``plan`` (:mod:`~schemarag.assets.lib.embed_plan`) gives each chunk's text to embed, ``None``
     for none (default: title + text of every chunk). ``groups`` (per chunk, default all 0: see
-    :mod:`~schemarag.assets.lib.embed_shards`) keeps each group's texts in batches of their own,
-    so a ``schema_embeddings`` partition computes the very same vectors."""
+    :mod:`~schemarag.assets.lib.embed_shards`) orders the work schema by schema; each text is
+    embedded alone, so a ``schema_embeddings`` partition computes the very same vectors."""
     texts = plan if plan is not None else [embed_text(c) for c in chunks]
     keys = [text_key(t) if t is not None else None for t in texts]
     cached = cache.get_many([k for k in keys if k is not None]) if cache else {}
@@ -94,9 +89,8 @@ def embed_missing(
     on_batch: Callable[[int, int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """``{key: vector}`` of the texts at ``missing`` (first occurrences, in chunk order): group by
-    group in ascending group order, each group shortest first in slices of :data:`EMBED_SLICE`;
-    slices of short texts run on one single-thread session per core (:data:`POOL_MAX_CHARS`),
-    each slice whole on one session, so the vectors are those of one session."""
+    group in ascending group order, each group shortest first in slices of :data:`EMBED_SLICE`,
+    the slices spread over one single-thread session per core."""
     if not missing:
         return {}
     by_group: dict[int, list[int]] = {}
@@ -109,17 +103,13 @@ def embed_missing(
     parts = [
         order[start : start + EMBED_SLICE] for order in orders for start in range(0, len(order), EMBED_SLICE)
     ]
-    # short slices on the pool, long ones on the build's own session (see POOL_MAX_CHARS)
-    short = [p for p in parts if max(len(texts[i] or "") for i in p) <= POOL_MAX_CHARS]
-    long = [p for p in parts if max(len(texts[i] or "") for i in p) > POOL_MAX_CHARS]
     fresh: dict[str, np.ndarray] = {}
     done = 0
-    for members, group in ((pool, short), ([embedder], long)):
-        for n, vecs in embed_slices(members, [[texts[i] or "" for i in part] for part in group]):
-            fresh.update({keys[i]: vecs[j] for j, i in enumerate(group[n])})
-            done += len(group[n])
-            if on_batch:
-                on_batch(done, len(missing))
+    for n, vecs in embed_slices(pool, [[texts[i] or "" for i in part] for part in parts]):
+        fresh.update({keys[i]: vecs[j] for j, i in enumerate(parts[n])})
+        done += len(parts[n])
+        if on_batch:
+            on_batch(done, len(missing))
     return fresh
 
 
@@ -137,9 +127,7 @@ def chunk_embeddings(
         return dg.Output(None, metadata={"skipped": "artifact already built"})
     start = time.perf_counter()
     embedder = embedding_model.embedder()
-    cache = EmbeddingCache(
-        embedding_cache_dir(index_paths.artifacts_path()), embedder.checksum, embedder.dimension
-    )
+    cache = EmbeddingCache.for_embedder(embedding_cache_dir(index_paths.artifacts_path()), embedder)
     try:
         db = context.partition_key
         groups = chunk_groups(doc_chunks.chunks, source_snapshot.database)

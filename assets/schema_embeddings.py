@@ -61,9 +61,7 @@ def schema_embeddings(
     keys = [text_key(t) if t is not None else None for t in texts]
     groups = chunk_groups(chunks, snap.database)
     mine = [i for i in unique_missing(keys, {}) if groups[i] == schemas.index(schema)]
-    cache = EmbeddingCache(
-        embedding_cache_dir(index_paths.artifacts_path()), embedder.checksum, embedder.dimension
-    )
+    cache = EmbeddingCache.for_embedder(embedding_cache_dir(index_paths.artifacts_path()), embedder)
     try:
         cached = cache.get_many([keys[i] for i in mine])  # type: ignore[misc]
         missing = [i for i in mine if keys[i] not in cached]

@@ -6,7 +6,7 @@ executor each pod has its own local cache, so when the artifacts live in an obje
 (``s3://...``) the partition also writes its schema's vectors as one shard, through the same
 ``pyarrow.fs`` layer as the artifacts::
 
-    <artifacts>/_cache/embedding_shards/<model checksum[:16]>-<dim>/<tenant or _>/<db>/<schema>.npz
+    <artifacts>/_cache/embedding_shards/<model checksum[:16]>-<dim>[-alone]/<tenant or _>/<db>/<schema>.npz
 
 and the database's ``chunk_embeddings`` step loads its shards into its local cache before
 embedding. A shard holds every vector of its schema's texts (cached or new), keyed like the
@@ -37,7 +37,7 @@ SHARDS = "_cache/embedding_shards"
 
 def shard_folder(base: str, embedder: Embedder, db: str, tenant: str | None) -> str:
     owner = check_name(tenant, "tenant") if tenant else "_"
-    model = f"{embedder.checksum[:16]}-{embedder.dimension}"
+    model = embedder.vectors_id
     return f"{base}/{SHARDS}/{model}/{owner}/{check_name(db, 'database')}"
 
 

@@ -4,18 +4,17 @@ Embedding is ~87% of a cold warehouse build, so ``schemarag build --jobs N`` spl
 ``schema_embeddings`` partition per ``<db>/<schema>`` embeds that schema's texts into the
 embedding cache, and the database's ``build_index`` run (the fan-in) finds every vector cached.
 
-The artifact must be byte-identical whether or not the embedding was fanned out, and a text's
-vector is *not* independent of the batch it is embedded in: the int8 model quantizes its
-activations per batch, so the same text embedded next to other texts differs by up to ~0.02
-per component. So the single-process build batches exactly as the partitions do:
+The artifact must be byte-identical whether or not the embedding was fanned out. It is because
+each text is embedded alone (``Embedder.passage_batch``): the int8 model quantizes activations
+per call, so a text embedded in a batch would take its neighbours' range (up to ~0.03 per
+component). Which partition embeds a text is decided here:
 
 - every table belongs to the schema before the first ``.`` of its name (``sales.orders`` ->
   ``sales``); a chunk without a schema (the database chunk, an unqualified table, a query with
   no table) belongs to the first schema in sorted order;
 - each distinct text belongs to the schema of its *first* chunk, so a text shared by several
   schemas (``created_at``: "When the row was created") is embedded once, by one partition;
-- missing texts are embedded group by group (schemas in sorted order), each group shortest
-  first in batches that never mix two schemas.
+- the single-process build embeds group by group (schemas in sorted order) in the same way.
 
 A database with fewer than two schemas is one group: it batches exactly as before.
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from schemarag.runtime.search.embedding import Embedder
 
 
 def text_key(text: str) -> str:
@@ -19,15 +23,23 @@ def text_key(text: str) -> str:
 
 
 class EmbeddingCache:
-    """``get_many``/``put_many`` of float32 vectors for one model identity."""
+    """``get_many``/``put_many`` of float32 vectors for one model identity.
 
-    def __init__(self, folder: Path, model_checksum: str, dimension: int) -> None:
+    ``name`` is :attr:`Embedder.vectors_id <schemarag.runtime.search.embedding.Embedder.vectors_id>`:
+    one file per kind of vectors, so a cache filled by a batched build is never read by a build
+    that embeds each text alone."""
+
+    def __init__(self, folder: Path, name: str, dimension: int) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / f"{model_checksum[:16]}-{dimension}.sqlite"
+        self.path = folder / f"{name}.sqlite"
         self.dimension = dimension
         self._conn = sqlite3.connect(self.path, timeout=60)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
+
+    @classmethod
+    def for_embedder(cls, folder: Path, embedder: Embedder) -> EmbeddingCache:
+        return cls(folder, embedder.vectors_id, embedder.dimension)
 
     def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}

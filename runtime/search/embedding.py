@@ -162,6 +162,16 @@ class Embedder:
     _lock = threading.Lock()
 
     weights_file = "model.onnx"
+    # Texts are embedded one at a time, passages and queries alike. The int8 model quantizes its
+    # activations per call over the whole [batch, tokens, hidden] tensor (DynamicQuantizeLinear),
+    # so a text embedded in a batch takes its neighbours' range and padding: the same text in two
+    # batches differed by up to 0.032 in a component, so one index key gave different vectors
+    # after a cold build, an incremental one or another build order (BirdUnion CR@15 moved by
+    # 0.002 between two builds of the same inputs, one sharing a warm cache). Alone, a text's
+    # vector is a function of the text: the cache, schema fan-out, build order and the question
+    # path (one text per request) all agree. It is also cheaper on CPU, with no padding: 1,500
+    # BIRD chunks 14.0 -> 7.9 s on one thread, the 300 longest 16.1 -> 6.6 CPU-s.
+    passage_batch: ClassVar[int | None] = 1
 
     def __new__(cls, spec: ModelSpec | None = None) -> Embedder:
         """``Embedder(spec)`` of a static catalogue model is a :class:`StaticEmbedder`."""
@@ -227,12 +237,23 @@ class Embedder:
     @property
     def identity(self) -> dict[str, object]:
         """What the manifest records and the reader checks."""
-        return {
+        out: dict[str, object] = {
             "name": self.spec.name,
             "onnx_sha256": self.checksum,
             "tokenizer_sha256": self.tokenizer_checksum,
             "dimension": self.dimension,
         }
+        if self.passage_batch is not None:  # vectors made one text at a time (a new key for them)
+            out["passage_batch"] = self.passage_batch
+        return out
+
+    @property
+    def vectors_id(self) -> str:
+        """Names the vectors this embedder makes, for the embedding cache and remote shards:
+        model checksum and dimension, plus ``-alone`` for one-text-at-a-time vectors, so vectors
+        a batched build cached are never mixed into a build that embeds texts alone."""
+        base = f"{self.checksum[:16]}-{self.dimension}"
+        return f"{base}-alone" if self.passage_batch == 1 else base
 
     def _check(self, arr: np.ndarray) -> np.ndarray:
         arr = np.asarray(arr, dtype=np.float32)
@@ -244,20 +265,18 @@ class Embedder:
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
         return arr / np.maximum(norms, 1e-12)
 
-    def passage_embed(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
-        """Vectors in input order. Texts are batched by length: a batch is padded to its
-        longest member, so mixing a 3,000-character doc with short column notes would make
-        every short one cost as much as the long one (measured: 2x slower build)."""
+    def passage_embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors in input order, each text embedded alone (:attr:`passage_batch`)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vecs = np.stack(list(self._model.passage_embed([texts[i] for i in order], batch_size=batch_size)))
-        out = np.empty_like(vecs)
-        out[order] = vecs
-        return self._check(out)
+        batch = self.passage_batch or 16
+        return self._check(np.stack(list(self._model.passage_embed(texts, batch_size=batch))))
 
     def query_embed(self, texts: list[str]) -> np.ndarray:
-        return self._check(np.stack(list(self._model.query_embed(texts))))
+        """Question vectors, each text alone like the passages (a question's windows in one call
+        would otherwise shift each other's vectors)."""
+        batch = self.passage_batch or 16
+        return self._check(np.stack(list(self._model.query_embed(texts, batch_size=batch))))
 
 
 class StaticEmbedder(Embedder):
@@ -265,6 +284,7 @@ class StaticEmbedder(Embedder):
     at query time, ~0.05 ms a question. Its ``onnx_sha256`` identity field is the table's SHA-256."""
 
     weights_file = TABLE_FILE
+    passage_batch = None  # a table lookup: a text's vector never depends on its neighbours
 
     @property
     def _model(self):
@@ -275,7 +295,7 @@ class StaticEmbedder(Embedder):
             self._model_obj = StaticEncoder(self.model_dir / self.weights_file, tok / "tokenizer.json")
         return self._model_obj
 
-    def passage_embed(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
+    def passage_embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return self._check(self._model.encode(texts))

@@ -82,7 +82,7 @@ def test_shards_carry_vectors_to_another_cache(tmp_path: Path) -> None:
     target = push_shard(uri, None, "wh", "sales", embedder, vectors)
     assert target and target.endswith("/_/wh/sales.npz")
     assert push_shard(None, None, "wh", "sales", embedder, vectors) is None  # local artifacts: no shard
-    cache = EmbeddingCache(tmp_path / "other-machine", embedder.checksum, embedder.dimension)
+    cache = EmbeddingCache.for_embedder(tmp_path / "other-machine", embedder)
     try:
         assert pull_shards(uri, None, "wh", embedder, cache) == 2
         assert pull_shards(uri, None, "wh", embedder, cache) == 0  # already there
