@@ -50,6 +50,23 @@ def table_schemas(art: Any) -> tuple[np.ndarray, list[str]]:
     return ids, names
 
 
+def schema_prior_order(
+    by_score: np.ndarray, scores: np.ndarray, schema_ids: np.ndarray, n_schemas: int, prior: float
+) -> np.ndarray:
+    """``by_score`` re-ordered with the scores of tables outside the leading schema (the best
+    :func:`~.group_scores.group_scores`) times ``prior``: a question is usually answered inside
+    one dataset, so the leading dataset's lookup table (``noaa_gsod.stations`` beside
+    ``gsod*``) comes before another dataset's near-matches, as union routing puts the routed
+    database first. ``prior`` 1 (or one schema): unchanged; ties keep their order."""
+    if n_schemas <= 1 or prior >= 1.0 or len(by_score) <= 1:
+        return by_score
+    ordered = schema_ids[by_score]
+    group = group_scores(ordered, scores[by_score], n_schemas)
+    lead = int(np.lexsort((np.arange(n_schemas), -group))[0])
+    adjusted = np.where(ordered == lead, scores[by_score], scores[by_score] * prior)
+    return by_score[np.argsort(-adjusted, kind="stable")]
+
+
 def hedge_order(
     by_score: np.ndarray,
     scores: np.ndarray,

@@ -36,15 +36,29 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
         {"schema_hedge": _hedge(h)}
         for h in ((0.5, 3, 2, 3), None, (0.5, 5, 3, 2), (0.3, 5, 3, 2), (0.7, 5, 3, 2), (0.5, 10, 3, 2))
     ],
+    # score factor of tables outside the leading schema (schema_hedge.schema_prior_order; 1: off),
+    # with and without schema hedging after it
+    "schema_prior": [
+        {"schema_prior": p, "schema_hedge": _hedge(h)}
+        for h in ((0.5, 3, 2, 3), None)
+        for p in (0.3, 1.0, 0.8, 0.6, 0.4, 0.2, 0.1)
+    ],
     # all together: family places and named members x FK expansion over inferred keys x schema
-    # hedging (the shipped setting first: slots 1, named 8, no inferred-key expansion, schema
-    # hedge (0.5, 3, 2, 3)). Join-path completion is left to `joins`: no fold of the earlier
-    # grids chose it.
+    # prior x schema hedging (the shipped setting first: slots 1, named 8, no inferred-key expansion,
+    # schema prior 0.3, schema hedge (0.5, 3, 2, 3)). Join-path completion is left to
+    # `joins`: no fold of the earlier grids chose it.
     "warehouse": [
-        {"family_slots": s, "family_named": n, "inferred_ratio": ratio, "schema_hedge": _hedge(h)}
+        {
+            "family_slots": s,
+            "family_named": n,
+            "inferred_ratio": ratio,
+            "schema_prior": prior,
+            "schema_hedge": _hedge(h),
+        }
         for s in (1, None, 2, 3)
         for n in (8, 4)
         for ratio in (None, 0.7)
+        for prior in (0.3, 1.0)
         for h in ((0.5, 3, 2, 3), None, (0.5, 5, 3, 2))
     ],
 }

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from tiny_support import in_memory_artifact
 
-from schemarag.runtime.search.schema_hedge import hedge_order, table_schemas
+from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
 from schemarag.runtime.search.table_ranking import RouteHedge, rank_tables_from_scores
 
 BIG = ["acs.county", "acs.tract", "acs.state", "acs.zcta", "acs.place"]
@@ -66,3 +66,37 @@ def test_a_dbt_index_is_one_schema_its_layer_prior_orders() -> None:
     art = in_memory_artifact(dbt, [(t["name"], "table", None) for t in dbt["tables"]])
     ids, names = table_schemas(art)
     assert names == [""] and ids.tolist() == [0, 0]
+
+
+def test_the_leading_schemas_lookup_comes_before_other_schemas_near_matches() -> None:
+    """gsod leads; its stations lookup (0.34) comes before two other datasets' near-matches
+    (0.7, 0.6) once their scores count at 0.3 (0.21, 0.18); at 1.0 nothing moves."""
+    weather = {
+        "name": "noaa",
+        "tables": [
+            {"name": t, "columns": [{"name": "id"}]}
+            for t in ("gsod.gsod", "icoads.core", "storms.wind", "gsod.stations")
+        ],
+    }
+    art = in_memory_artifact(weather, [(t["name"], "table", None) for t in weather["tables"]])
+    scores = np.array([1.0, 0.7, 0.6, 0.34], dtype=np.float32)
+    kw: dict[str, Any] = {**KW, "budget": 2, "schema_hedge": None}
+    plain = rank_tables_from_scores(art, scores, schema_prior=1.0, **kw).tables
+    assert plain == ["gsod.gsod", "icoads.core"]
+    routed = rank_tables_from_scores(art, scores, schema_prior=0.3, **kw).tables
+    assert routed == ["gsod.gsod", "gsod.stations"]
+    # with hedging after it, a close runner-up dataset still gets its share after the lead
+    hedge = RouteHedge(ratio=0.5, lead=1, share=1, runners=1)
+    kw = {**kw, "budget": 3, "schema_hedge": hedge}
+    both = rank_tables_from_scores(art, scores, schema_prior=0.3, **kw)
+    assert both.tables == ["gsod.gsod", "icoads.core", "gsod.stations"]
+
+
+def test_schema_prior_orders_by_the_leading_schemas_group_score() -> None:
+    # schema 1 has two good tables (0.8 + 0.5 * 0.7 = 1.15) and beats schema 0's single 0.9
+    by_score = np.arange(4)
+    scores = np.array([0.9, 0.8, 0.7, 0.2])
+    ids = np.array([0, 1, 1, 0])
+    assert schema_prior_order(by_score, scores, ids, 2, 0.5).tolist() == [1, 2, 0, 3]
+    assert schema_prior_order(by_score, scores, ids, 2, 1.0).tolist() == [0, 1, 2, 3]
+    assert schema_prior_order(by_score, scores, np.zeros(4, dtype=np.int64), 1, 0.5).tolist() == [0, 1, 2, 3]
