@@ -50,6 +50,16 @@ def table_schemas(art: Any) -> tuple[np.ndarray, list[str]]:
     return ids, names
 
 
+def _ranked_schemas(
+    ordered: np.ndarray, ordered_scores: np.ndarray, n_schemas: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(score per schema, schemas best first)`` from the tables' schemas and scores in rank
+    order; ties go to the lower schema id. The prior and the hedge read the leading schema here,
+    so they never disagree on which it is."""
+    score = group_scores(ordered, ordered_scores, n_schemas)
+    return score, np.lexsort((np.arange(n_schemas), -score))
+
+
 def schema_prior_order(
     by_score: np.ndarray, scores: np.ndarray, schema_ids: np.ndarray, n_schemas: int, prior: float
 ) -> np.ndarray:
@@ -61,8 +71,8 @@ def schema_prior_order(
     if n_schemas <= 1 or prior >= 1.0 or len(by_score) <= 1:
         return by_score
     ordered = schema_ids[by_score]
-    group = group_scores(ordered, scores[by_score], n_schemas)
-    lead = int(np.lexsort((np.arange(n_schemas), -group))[0])
+    _, schema_order = _ranked_schemas(ordered, scores[by_score], n_schemas)
+    lead = int(schema_order[0])
     adjusted = np.where(ordered == lead, scores[by_score], scores[by_score] * prior)
     return by_score[np.argsort(-adjusted, kind="stable")]
 
@@ -82,8 +92,7 @@ def hedge_order(
     if n_schemas <= 1 or runners <= 0 or len(by_score) <= lead:
         return by_score
     ordered = schema_ids[by_score]
-    score = group_scores(ordered, scores[by_score], n_schemas)
-    order = np.lexsort((np.arange(n_schemas), -score))
+    score, order = _ranked_schemas(ordered, scores[by_score], n_schemas)
     top = float(score[order[0]])
     moved = np.zeros(len(by_score), dtype=bool)
     picks: list[np.ndarray] = []
