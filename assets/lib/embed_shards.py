@@ -16,7 +16,7 @@ component). Which partition embeds a text is decided here:
   schemas (``created_at``: "When the row was created") is embedded once, by one partition;
 - the single-process build embeds group by group (schemas in sorted order) in the same way.
 
-A database with fewer than two schemas is one group: it batches exactly as before.
+A database with fewer than two schemas is one group.
 
 Example:
     >>> schema_of("sales.orders"), schema_of("orders"), schema_of(None)
