@@ -112,3 +112,13 @@ def apply_layer_prior(
 
     weights = layer_weights(art, runtime_settings(env).schemarag_layer_prior)
     return scores if weights is None else scores * weights
+
+
+def consumer_layer(art: IndexArtifact, env: Mapping[str, str] | None = None) -> np.ndarray:
+    """Bool per table: at full layer weight (a mart or report, or any table of an index without
+    layers or with the prior off). The named-table boost (``table_ranking``) lifts only these,
+    since a dbt project repeats one name in every layer."""
+    from schemarag.runtime.config import runtime_settings
+
+    weights = layer_weights(art, runtime_settings(env).schemarag_layer_prior)
+    return np.ones(len(art.table_names), dtype=bool) if weights is None else weights >= 1.0

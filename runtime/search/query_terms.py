@@ -10,6 +10,7 @@ import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.search.abbreviations import abbreviation_map
+from schemarag.runtime.search.acronyms import question_acronyms
 from schemarag.runtime.search.bm25 import K1
 from schemarag.runtime.search.scoring import Calibration
 from schemarag.runtime.search.text_tokens import STOPWORDS, tokenize
@@ -70,6 +71,15 @@ def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTer
                 have.add(tid)
                 ids.append(tid)
                 weights.append(cal.compound_weight)
+    if cal.acronym_weight > 0:  # "Genomic Data Commons" also finds CLINICAL_GDC_R39
+        have = set(ids)
+        for acronym in question_acronyms(question):
+            for tok in tokenize(acronym):  # stemmed as the index stems (acs -> ac)
+                tid = art.vocab.get(tok)
+                if tid is not None and tid not in have:
+                    have.add(tid)
+                    ids.append(tid)
+                    weights.append(cal.acronym_weight)
     return QueryTerms(ids, weights, denom, tokens, corrections)
 
 

@@ -61,19 +61,27 @@ def _ranked_schemas(
 
 
 def schema_prior_order(
-    by_score: np.ndarray, scores: np.ndarray, schema_ids: np.ndarray, n_schemas: int, prior: float
+    by_score: np.ndarray,
+    scores: np.ndarray,
+    schema_ids: np.ndarray,
+    n_schemas: int,
+    prior: float,
+    keep: np.ndarray | None = None,
 ) -> np.ndarray:
     """``by_score`` re-ordered with the scores of tables outside the leading schema (the best
     :func:`~.group_scores.group_scores`) times ``prior``: a question is usually answered inside
     one dataset, so the leading dataset's lookup table (``noaa_gsod.stations`` beside
     ``gsod*``) comes before another dataset's near-matches, as union routing puts the routed
-    database first. ``prior`` 1 (or one schema): unchanged; ties keep their order."""
+    database first. ``keep`` (bool per table): tables that keep their score wherever they are
+    (the question names them: :mod:`.named_tables`). ``prior`` 1 (or one schema): unchanged;
+    ties keep their order."""
     if n_schemas <= 1 or prior >= 1.0 or len(by_score) <= 1:
         return by_score
     ordered = schema_ids[by_score]
     _, schema_order = _ranked_schemas(ordered, scores[by_score], n_schemas)
     lead = int(schema_order[0])
-    adjusted = np.where(ordered == lead, scores[by_score], scores[by_score] * prior)
+    inside = ordered == lead if keep is None else (ordered == lead) | keep[by_score]
+    adjusted = np.where(inside, scores[by_score], scores[by_score] * prior)
     return by_score[np.argsort(-adjusted, kind="stable")]
 
 

@@ -48,6 +48,10 @@ class Calibration:
     # CR@20 0.845 -> 0.861 (leave-one-database-out), BirdUnion with descriptions unchanged,
     # schema-only CR@15 0.9452 -> 0.9446 (one question; docs/ranking.md)
     compound_weight: float = 1.0
+    # weight of an index term a run of capitalised question words abbreviates ("Genomic Data
+    # Commons" -> ``gdc``; acronyms.py); adds postings without raising what the question must
+    # cover; 0 = off
+    acronym_weight: float = 0.0
 
 
 DEFAULT_CALIBRATION = Calibration()

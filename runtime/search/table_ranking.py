@@ -21,6 +21,10 @@
   near-matches do not take every place. Before it, the **schema prior** (``schema_prior``)
   ranks tables outside the leading schema at that share of their score, as routing puts the
   routed database first: the leading dataset's lookup before other datasets' near-matches.
+* **Named tables** (``name_boost``): a table whose name's every word is in the question
+  ("planet features points", "zip codes", "concepts"; :mod:`.named_tables`) gets a constant
+  added to its score, so it is not lost among hundreds of tables sharing the question's other
+  words (fifty ``PLACES_<STATE>`` tables, every ACS table with an income column).
 * **Adaptive budget** (``AdaptiveBudget``): stop adding tables once the next table's
   calibrated score falls below ``confidence`` times the best (the budget stays the ceiling),
   but not before ``min_tables``, and in a union only when routing is sure (the runner-up
@@ -68,7 +72,8 @@ from schemarag.runtime.paths import did_you_mean
 from schemarag.runtime.search.group_scores import group_scores
 from schemarag.runtime.search.join_graph import DECLARED_COST, cheapest_path, join_edges
 from schemarag.runtime.search.join_signal import join_signal
-from schemarag.runtime.search.layer_prior import apply_layer_prior
+from schemarag.runtime.search.layer_prior import apply_layer_prior, consumer_layer
+from schemarag.runtime.search.named_tables import in_named_schema, named_tables
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
@@ -131,7 +136,8 @@ def source_coverage(
 
     Reads the postings the build stored (no per-request scanning of docs): linear in the
     postings of the question's words, like BM25 scoring itself. Compound words
-    (``Calibration.compound_weight``) count in the chunk scores but not here: coverage is about
+    (``Calibration.compound_weight``) and acronyms (``acronym_weight``) count in the chunk
+    scores but not here: coverage is about
     the question's own words, and a database that glues two of them (``zipcode``) covers them
     no better than one that keeps them apart (on BirdUnion counting them moved two questions to
     the wrong database).
@@ -139,7 +145,7 @@ def source_coverage(
     n_src = len(art.table_sources[1])
     if n_src <= 1 or not question:
         return None
-    qt = query_terms(art, question, replace(cal, compound_weight=0.0))
+    qt = query_terms(art, question, replace(cal, compound_weight=0.0, acronym_weight=0.0))
     chunk_src = art.chunk_sources + 1  # 0 = chunk without a table
     cov = np.zeros(n_src, dtype=np.float64)
     total = 0.0
@@ -187,6 +193,18 @@ SCHEMA_HEDGE: RouteHedge | None = RouteHedge(ratio=0.5, lead=3, share=2, runners
 # folds pick 0.3 with SCHEMA_HEDGE (held out CR@10 0.861 -> 0.870), and 157 of 158 in the
 # `warehouse` grid (above).
 SCHEMA_PRIOR = 0.3
+# Added to the score of a table the question names (every word of its name is in the question;
+# named_tables.py), which tables keep their score under the schema prior besides the leading
+# schema's ("none", "tables": named tables, "schemas": also a named schema's tables), and whether
+# a name word the question writes in full names too (``indiv``: "individual"). Chosen by
+# leave-one-database-out on Spider 2.0-lite, 158 databases (`schemarag eval --warehouse ...
+# --cross-validate names`, 2026-11-26; boost 0 / 0.3 / 0.5 / 0.7 / 1.0 x exemption none / tables
+# x acronym weight 0 / 1 x shortened words off / on): 150 of 158 folds pick 0.3, no exemption,
+# acronym weight 0, shortened words on (7 pick 0.5). Held out nontrivial CR@20 0.888, against
+# 0.856 with the boost off; BirdUnion CR@15 unchanged (docs/ranking.md "Named tables").
+NAME_BOOST = 0.3
+NAMED_EXEMPT = "none"
+NAME_SHORTENED = True
 
 
 @dataclass(frozen=True)
@@ -283,6 +301,9 @@ def rank_tables_from_scores(
     family_named: int = FAMILY_NAMED,
     schema_hedge: RouteHedge | None = SCHEMA_HEDGE,
     schema_prior: float = SCHEMA_PRIOR,
+    name_boost: float = NAME_BOOST,
+    named_exempt: str = NAMED_EXEMPT,
+    name_shortened: bool = NAME_SHORTENED,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
@@ -299,19 +320,39 @@ def rank_tables_from_scores(
     first (:mod:`.table_families`; None: no limit); ``family_named``: at most that many named
     members come first. ``schema_hedge``: in a single-source index of several schemas, close
     runner-up schemas' best tables follow the first places (:mod:`.schema_hedge`; None: off).
+    ``name_boost``: added to the score of each table the question names (:mod:`.named_tables`;
+    0: off); ``named_exempt``: which tables keep their score under the schema prior besides the
+    leading schema's: ``"none"``, ``"tables"`` (named tables) or ``"schemas"`` (named tables and
+    the tables of a named schema); ``name_shortened``: a name word the question writes in full
+    also names (``indiv`` for "individual", ``rnaseq`` for "RNA sequencing").
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
     scores = apply_layer_prior(art, table_scores(art, rel))  # dbt: marts before staging/sources
+    calibrated = scores  # TableRanking.scores reports these: in [0, 1], the same on every question
+    named = None
+    if question and (name_boost > 0 or named_exempt != "none"):
+        named = named_tables(art, question, name_shortened)
+        if name_boost > 0:
+            # in a dbt project a name repeats in every layer (raw.customers, stg_customers,
+            # customers): only the consumer layer's table is lifted, as the layer prior wants
+            scores = scores + np.float32(name_boost) * (named & consumer_layer(art))
+        if named_exempt == "schemas":
+            named = named | in_named_schema(art, question)
+        elif named_exempt != "tables":
+            named = None
     coverage = source_coverage(art, question or "", calibration) if route_coverage > 0 else None
     order, margin = route(art, scores, coverage, route_coverage, route_hedge)
     if (schema_hedge is not None or schema_prior < 1.0) and len(art.table_sources[1]) <= 1:
         schema_ids, schemas = table_schemas(art)
-        order = schema_prior_order(order, scores, schema_ids, len(schemas), schema_prior)
+        order = schema_prior_order(order, scores, schema_ids, len(schemas), schema_prior, named)
         if schema_hedge is not None:
             order = hedge_order(order, scores, schema_ids, len(schemas), **asdict(schema_hedge))
     ranked = [names[i] for i in order.tolist()]
+    # the order's scores (a named table's boost included: a neighbour follows a named table only
+    # with comparable evidence, which on BirdUnion kept CR@8 at 0.942 against 0.934 without it)
     score_of = {names[i]: float(scores[i]) for i in range(len(names))}
+    evidence_of = score_of if calibrated is scores else dict(zip(names, calibrated.tolist(), strict=True))
     sure = adaptive is not None and (adaptive.sure_margin is None or margin < adaptive.sure_margin)
     floor = adaptive.confidence * score_of[ranked[0]] if adaptive is not None and ranked and sure else -1.0
     least = max(1, adaptive.min_tables) if adaptive is not None else 1
@@ -344,7 +385,8 @@ def rank_tables_from_scores(
                     kept.append(n)
     if join_paths:
         kept = complete_join_paths(join_edges(art), kept, budget, join_top)
-    scores_kept = {t: score_of[t] for t in kept}
+    # the name boost orders tables; the scores reported (and column focus) stay the calibrated ones
+    scores_kept = {t: evidence_of[t] for t in kept}
     columns, described, compact = select_columns(art, rel, kept, scores_kept, question or "", policy)
     return TableRanking(
         tables=kept,

@@ -23,7 +23,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -184,9 +184,12 @@ def run_questions(
     calibration: dict[str, float] | None = None,
 ) -> WarehouseRun:
     """Rank every question once per candidate setting (the question is embedded and its chunks
-    scored once per question; only the table ranking runs per candidate). Databases are opened
-    one at a time, so memory follows the largest index, not all of them. ``calibration``: opt-in
-    Calibration overrides (:func:`~tools.evaluation.opt_in.opt_in_calibration`)."""
+    scored once per distinct chunk-score setting; only the table ranking runs per candidate).
+    A candidate's ``calibration`` entry overrides :class:`Calibration` fields for its scoring
+    (grid ``calibration``); candidates without one share the plain scoring. Databases are
+    opened one at a time, so memory follows the largest index, not all of them.
+    ``calibration``: opt-in Calibration overrides for every candidate
+    (:func:`~tools.evaluation.opt_in.opt_in_calibration`)."""
     from schemarag.runtime.errors import SchemaragError
     from schemarag.runtime.search.retriever import Retriever
     from schemarag.runtime.search.table_ranking import rank_tables_from_scores
@@ -198,6 +201,10 @@ def run_questions(
     done = 0
     top = max(budgets)
     kwargs = [ranking_kwargs(c) for c in candidates]
+    # candidates sharing chunk-score overrides share one scoring of the question
+    scorings: dict[tuple, list[int]] = {}
+    for k, c in enumerate(candidates):
+        scorings.setdefault(tuple(sorted((c.get("calibration") or {}).items())), []).append(k)
     for db, qs in by_db.items():
         retriever = None
         if db in available:
@@ -208,6 +215,7 @@ def run_questions(
                 say(f"eval: {db}: no index ({str(exc).splitlines()[0][:160]}); its questions count as misses")
         names = list(retriever.artifact.table_names) if retriever is not None else []
         gold_map = GoldMap(names)
+        base = retriever.calibration if retriever is not None else None
         if retriever is not None:
             retriever.rank_tables("warm up", budget=top)
         for q in qs:
@@ -216,25 +224,34 @@ def run_questions(
                 u = gold_map.unit(g) or f"?{g}"
                 if u not in units:
                     units.append(u)
-            rel = None
-            score_ms = 0.0
+            for overrides, members in scorings.items():
+                rel = None
+                score_ms = 0.0
+                if retriever is not None:
+                    retriever.calibration = replace(base, **dict(overrides))
+                    retriever.clear_query_cache()
+                    started = time.perf_counter()
+                    rel, _, _ = retriever.score_chunks(q.question, "hybrid")
+                    score_ms = (time.perf_counter() - started) * 1000.0
+                for k in members:
+                    rec = Record(q.question_id, q.db, q.engine, len(names), units, question=q.question)
+                    if rel is not None:
+                        for b in sorted(budgets, reverse=True):
+                            started = time.perf_counter()
+                            ranking = rank_tables_from_scores(
+                                retriever.artifact,
+                                rel,
+                                b,
+                                question=q.question,
+                                calibration=retriever.calibration,
+                                **kwargs[k],
+                            )
+                            if b == top:
+                                rec.latency_ms = score_ms + (time.perf_counter() - started) * 1000.0
+                            rec.kept_by_budget[b] = list(ranking.tables)
+                    out[k].append(rec)
             if retriever is not None:
-                retriever.clear_query_cache()
-                started = time.perf_counter()
-                rel, _, _ = retriever.score_chunks(q.question, "hybrid")
-                score_ms = (time.perf_counter() - started) * 1000.0
-            for k, knobs in enumerate(kwargs):
-                rec = Record(q.question_id, q.db, q.engine, len(names), units, question=q.question)
-                if rel is not None:
-                    for b in sorted(budgets, reverse=True):
-                        started = time.perf_counter()
-                        ranking = rank_tables_from_scores(
-                            retriever.artifact, rel, b, question=q.question, **knobs
-                        )
-                        if b == top:
-                            rec.latency_ms = score_ms + (time.perf_counter() - started) * 1000.0
-                        rec.kept_by_budget[b] = list(ranking.tables)
-                out[k].append(rec)
+                retriever.calibration = base
             done += 1
             if progress:
                 progress(done, len(questions))

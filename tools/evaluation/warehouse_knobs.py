@@ -61,6 +61,24 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
         for prior in (0.3, 1.0)
         for h in ((0.5, 3, 2, 3), None, (0.5, 5, 3, 2))
     ],
+    # a constant added to the score of each table the question names (named_tables.py) x which
+    # tables keep their score under the schema prior (none, named tables) x the weight of index
+    # terms the question's capitalised names abbreviate (acronyms.py; re-scores the question) x
+    # whether a name word the question writes in full names too (indiv: "individual")
+    "names": [
+        {"name_boost": b, "named_exempt": e, "name_shortened": short, "calibration": {"acronym_weight": a}}
+        for b in (0.3, 0.0, 0.5, 0.7, 1.0)
+        for e in ("none", "tables")
+        for a in (0.0, 1.0)
+        for short in (True, False)
+    ],
+    # the chunk score's blend (scoring.Calibration, chosen on BIRD): weight of dense similarity
+    # x the floor lexical evidence alone keeps; the question is re-scored per pair
+    "calibration": [
+        {"calibration": {"w_dense": w, "lexical_alone": a}}
+        for w in (0.6, 0.4, 0.5, 0.7, 0.8)
+        for a in (0.65, 0.5, 0.8)
+    ],
 }
 WAREHOUSE_FAMILIES: tuple[str, ...] = tuple(_GRIDS)
 
@@ -83,6 +101,7 @@ def knob_grid(family: str | None) -> list[dict[str, Any]]:
 def ranking_kwargs(knobs: dict[str, Any]) -> dict[str, Any]:
     """A candidate as keyword arguments of ``rank_tables_from_scores`` (a schema hedge dict
     becomes a :class:`~schemarag.runtime.search.table_ranking.RouteHedge`)."""
+    knobs = {k: v for k, v in knobs.items() if k != "calibration"}  # a scoring, not a ranking knob
     hedge = knobs.get("schema_hedge")
     if hedge is None:
         return knobs

@@ -158,12 +158,19 @@ def test_source_coverage_weights_words_by_how_few_databases_hold_them() -> None:
 def test_routing_prefers_the_database_that_holds_the_question_words() -> None:
     art, rel = _union_art()
     q = "Which gold customers placed orders?"
-    # table evidence alone routes to the league (0.9 + half of 0.8 beats 0.7 + half of 0.6)
-    assert rank_tables_from_scores(art, rel, budget=2, question=q, route_coverage=0.0).tables == [
-        "teams",
-        "players",
+    # table evidence alone routes to the league (0.9 + half of 0.8 beats 0.7 + half of 0.6);
+    # the question names orders and customers, so the named-table boost is off to isolate routing
+    alone = {"route_coverage": 0.0, "name_boost": 0.0}
+    assert rank_tables_from_scores(art, rel, budget=2, question=q, **alone).tables == ["teams", "players"]
+    assert rank_tables_from_scores(art, rel, budget=2, question=q, name_boost=0.0).tables == [
+        "orders",
+        "customers",
     ]
-    assert rank_tables_from_scores(art, rel, budget=2, question=q).tables == ["orders", "customers"]
+    # naming them is evidence too: boosted, they lead even without coverage routing
+    assert rank_tables_from_scores(art, rel, budget=2, question=q, route_coverage=0.0).tables == [
+        "orders",
+        "customers",
+    ]
 
 
 def test_single_source_index_has_no_coverage_routing() -> None:

@@ -98,7 +98,7 @@ def test_eval_warehouse_imports_builds_and_scores_a_folder(tmp_path: Path) -> No
     out = tmp_path / "out.json"
     cmd = [sys.executable, "-m", "schemarag", "eval", "--warehouse", str(root),
            "--work", str(tmp_path / "work"),
-           "--budgets", "1,3", "--cross-validate", "join_paths", "--out", str(out),
+           "--budgets", "1,3", "--cross-validate", "names", "--out", str(out),
            "--chart", str(tmp_path / "c.png")]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

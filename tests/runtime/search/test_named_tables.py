@@ -1,0 +1,121 @@
+"""Tables the question names: every word of the table's own name is in the question."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tiny_support import in_memory_artifact
+
+from schemarag.runtime.search.named_tables import (
+    NamePostings,
+    in_named_schema,
+    name_words,
+    named_tables,
+    question_words,
+)
+from schemarag.runtime.search.table_ranking import rank_tables_from_scores
+
+PLACES = [f"places.places_{s}" for s in ("ohio", "utah", "iowa", "idaho")]
+GEO: dict[str, Any] = {
+    "name": "geo",
+    "tables": [
+        {"name": t, "columns": [{"name": "geo_id"}]}
+        for t in [*PLACES, "osm.planet_features_points", "osm.planet_ways"]
+    ],
+}
+# one chunk per table: the four places tables 0.6 .. 0.45, the named osm table 0.3
+SCORES = np.array([0.6, 0.55, 0.5, 0.45, 0.3, 0.1], dtype=np.float32)
+KW: dict[str, Any] = {"budget": 3, "fk_expand": False, "family_slots": None, "schema_hedge": None}
+QUESTION = "amenities in Ohio places near each other, from the planet features points"
+
+
+def _art():
+    return in_memory_artifact(GEO, [(t["name"], "table", None) for t in GEO["tables"]])
+
+
+def test_name_words_leave_out_numbers_decoration_qualifier_and_family_marks() -> None:
+    assert name_words("GEO_US_BOUNDARIES.ZIP_CODES") == {"zip", "code"}
+    assert name_words("CLINICAL_GDC_R39") == {"clinic", "gdc"}  # the release number is not a word
+    assert name_words("sales.CUSTOMER_DIM") == {"custom"}
+    assert name_words("ga4.events_*") == {"event"}
+    assert name_words("DAY._20230118") == frozenset()  # a name of digits only is never named
+
+
+def test_a_table_is_named_only_when_every_word_of_its_name_is_in_the_question() -> None:
+    art = _art()
+    named = named_tables(art, QUESTION)
+    names = [art.table_names[i] for i in np.flatnonzero(named)]
+    # planet_ways lacks "ways"; places_utah lacks "utah"
+    assert names == ["places.places_ohio", "osm.planet_features_points"]
+    assert not named_tables(art, "how many roads").any()
+    schema = in_named_schema(art, "count the osm ways")
+    assert [art.table_names[i] for i in np.flatnonzero(schema)] == [
+        "osm.planet_features_points",
+        "osm.planet_ways",
+    ]
+
+
+def test_name_boost_and_prior_exemption_bring_the_named_table_into_the_budget() -> None:
+    art = _art()
+    # places leads; the osm table ranks below four places tables (and at 0.3 x its score)
+    plain = rank_tables_from_scores(art, SCORES, question=QUESTION, name_boost=0.0, **KW).tables
+    assert "osm.planet_features_points" not in plain
+    # exempt from the prior, 0.3 still ranks below three places tables
+    exempt = rank_tables_from_scores(
+        art, SCORES, question=QUESTION, name_boost=0.0, named_exempt="tables", **KW
+    ).tables
+    assert "osm.planet_features_points" not in exempt
+    # table scores are the chunk's / 1.3: +0.2 lifts osm 0.23 -> 0.43 past places_utah (0.42);
+    # places_ohio, named too, stays first
+    boosted = rank_tables_from_scores(
+        art, SCORES, question=QUESTION, name_boost=0.2, named_exempt="tables", **KW
+    ).tables
+    assert boosted == ["places.places_ohio", "osm.planet_features_points", "places.places_utah"]
+    # a boost without the exemption is scaled by the prior: not enough here
+    scaled = rank_tables_from_scores(art, SCORES, question=QUESTION, name_boost=0.2, **KW).tables
+    assert "osm.planet_features_points" not in scaled
+    # in the leading schema a boost alone lifts it: the schema prior does not apply
+    one = rank_tables_from_scores(art, SCORES, question=QUESTION, name_boost=0.2, schema_prior=1.0, **KW)
+    assert one.tables == boosted
+
+
+def test_a_name_word_the_question_writes_in_full_names_the_table_when_asked() -> None:
+    postings = NamePostings(["fec.indiv16", "RNASEQ_HG38", "utility.zipcode_area", "fec.cm16", "geo.states"])
+    question = "individual contributions, RNA sequencing on hg38, by zip code area"
+    words = question_words(question)
+    assert postings.named(words).tolist() == [False, False, False, False, False]
+    # indiv begins "individual"; rnaseq = "rna" + "seq"uencing; zipcod = "zip" + "code" (stemmed)
+    assert postings.shortened(words, question) == {"indiv", "rnaseq", "zipcod"}
+    assert postings.named(words | postings.shortened(words, question)).tolist() == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+    # a word shorter than MIN_PREFIX letters never abbreviates ("cm" is no prefix match), and
+    # a question word is no abbreviation of itself ("states" names geo.states as a whole word)
+    assert postings.shortened(question_words("states of cmte"), "states of cmte") == set()
+
+
+def test_in_a_dbt_project_only_the_consumer_layer_is_lifted() -> None:
+    """raw.customers and stg_customers are named as much as the mart; only the mart (full layer
+    weight) gets the boost, so the report the question means still beats the raw source."""
+    dbt = {
+        "name": "shop",
+        "tables": [
+            {"name": "raw.customers", "layer": "source", "columns": [{"name": "id"}]},
+            {"name": "staging.stg_customers", "layer": "staging", "columns": [{"name": "id"}]},
+            {"name": "reports.rpt_customer_lifetime_value", "layer": "reports", "columns": [{"name": "id"}]},
+        ],
+    }
+    art = in_memory_artifact(dbt, [(t["name"], "table", None) for t in dbt["tables"]])
+    question = "Which customers have the highest lifetime value?"
+    assert named_tables(art, question).tolist() == [True, True, True]  # rpt_ is decoration
+    scores = np.array([0.9, 0.9, 0.5], dtype=np.float32)  # the raw names match best
+    kw: dict[str, Any] = {"budget": 3, "fk_expand": False, "family_slots": None}
+    ranked = rank_tables_from_scores(art, scores, question=question, name_boost=0.5, **kw)
+    # evidence x layer weight: raw 0.9 x 0.5, staging 0.9 x 0.65, report 0.5 x 1.0 + 0.5 boost
+    assert ranked.tables[0] == "reports.rpt_customer_lifetime_value"
+    assert all(0.0 <= s <= 1.0 for s in ranked.scores.values())  # reported scores stay calibrated
