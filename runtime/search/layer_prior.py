@@ -108,9 +108,7 @@ def apply_layer_prior(
     art: IndexArtifact, scores: np.ndarray, env: Mapping[str, str] | None = None
 ) -> np.ndarray:
     """``scores`` (per table) times the layer weights the setting gives (unchanged without layers)."""
-    from schemarag.runtime.config import runtime_settings
-
-    weights = layer_weights(art, runtime_settings(env).schemarag_layer_prior)
+    weights = _configured_weights(art, env)
     return scores if weights is None else scores * weights
 
 
@@ -118,7 +116,12 @@ def consumer_layer(art: IndexArtifact, env: Mapping[str, str] | None = None) -> 
     """Bool per table: at full layer weight (a mart or report, or any table of an index without
     layers or with the prior off). The named-table boost (``table_ranking``) lifts only these,
     since a dbt project repeats one name in every layer."""
+    weights = _configured_weights(art, env)
+    return np.ones(len(art.table_names), dtype=bool) if weights is None else weights >= 1.0
+
+
+def _configured_weights(art: IndexArtifact, env: Mapping[str, str] | None) -> np.ndarray | None:
+    """:func:`layer_weights` under ``SCHEMARAG_LAYER_PRIOR`` (the process environment, or ``env``)."""
     from schemarag.runtime.config import runtime_settings
 
-    weights = layer_weights(art, runtime_settings(env).schemarag_layer_prior)
-    return np.ones(len(art.table_names), dtype=bool) if weights is None else weights >= 1.0
+    return layer_weights(art, runtime_settings(env).schemarag_layer_prior)

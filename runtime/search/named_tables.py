@@ -31,8 +31,6 @@ Example:
 
 from __future__ import annotations
 
-import re
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -40,11 +38,10 @@ import numpy as np
 from schemarag.runtime.search.acronyms import question_acronyms
 from schemarag.runtime.search.per_artifact import per_artifact
 from schemarag.runtime.search.schema_hedge import table_schemas
-from schemarag.runtime.search.text_tokens import STOPWORDS, tokenize
+from schemarag.runtime.search.text_tokens import adjacent_word_pairs, tokenize
 
 # A name word this long may abbreviate a question word by its beginning (``indiv``).
 MIN_PREFIX = 4
-_PLAIN_WORD = re.compile(r"[a-z]+")
 
 # Naming words a warehouse glues to a table name that say nothing of its content.
 # (dbt's own prefixes among them: stg_, int_, base_, fct_, dim_, rpt_).
@@ -87,17 +84,14 @@ class NamePostings:
         """Name words the question writes in full: a name word of MIN_PREFIX letters or more
         that begins a longer question word (``indiv`` in "individual", ``stat`` in
         "statistics"), or that two adjacent question words spell with the second cut short or
-        whole (``rnaseq`` in "RNA sequencing", ``zipcod`` in "zip code"). Dictionary lookups
-        only: a few per question word."""
+        whole (``rnaseq`` in "RNA sequencing", ``zipcod`` in "zip code"). Per question word a few
+        dictionary lookups and, per word pair, one (cached) stem per cut of the second word."""
         out: set[str] = set()
         for w in words:
             for end in range(MIN_PREFIX, len(w)):
                 if w[:end] in self.postings:
                     out.add(w[:end])
-        plain = _PLAIN_WORD.findall(question.lower())
-        for a, b in pairwise(plain):
-            if a in STOPWORDS or b in STOPWORDS or len(a) < 2:
-                continue
+        for a, b in adjacent_word_pairs(question):
             for end in range(2, len(b) + 1):
                 for tok in tokenize(a + b[:end]):
                     if len(tok) >= MIN_PREFIX and tok in self.postings:

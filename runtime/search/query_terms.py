@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 
@@ -13,7 +11,7 @@ from schemarag.runtime.search.abbreviations import abbreviation_map
 from schemarag.runtime.search.acronyms import question_acronyms
 from schemarag.runtime.search.bm25 import K1
 from schemarag.runtime.search.scoring import Calibration
-from schemarag.runtime.search.text_tokens import STOPWORDS, tokenize
+from schemarag.runtime.search.text_tokens import adjacent_word_pairs, tokenize
 from schemarag.runtime.search.typo import lookup_candidates
 
 
@@ -83,9 +81,6 @@ def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTer
     return QueryTerms(ids, weights, denom, tokens, corrections)
 
 
-_PLAIN_WORD = re.compile(r"[a-z]+")
-
-
 def compound_term_ids(art: IndexArtifact, question: str) -> list[int]:
     """Index terms spelled by two adjacent question words written as one (``census tract`` ->
     ``censustract``, ``zip code`` -> ``zipcode``): warehouses glue words that questions keep
@@ -96,11 +91,8 @@ def compound_term_ids(art: IndexArtifact, question: str) -> list[int]:
     split identifier (``FirstName`` indexes ``first``, ``name`` and ``firstname``): the words
     already match there, so it is skipped rather than counted twice.
     """
-    words = _PLAIN_WORD.findall(question.lower())
     out: list[int] = []
-    for a, b in pairwise(words):
-        if a in STOPWORDS or b in STOPWORDS or len(a) < 2 or len(b) < 2:
-            continue
+    for a, b in adjacent_word_pairs(question):
         for tok in tokenize(a + b):
             tid = art.vocab.get(tok)
             if tid is not None and _glued_somewhere(art, tid, a, b):

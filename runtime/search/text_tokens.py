@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import pairwise
 
 from py_rust_stemmers import SnowballStemmer
 
@@ -178,6 +179,25 @@ def _keyword_candidates(word: str) -> tuple[str, ...]:
     parts = split_identifier(word)
     candidates = [word.lower()] + ([p.lower() for p in parts] if len(parts) > 1 else [])
     return tuple(c for c in candidates if len(c) >= 3 and c not in STOPWORDS and not c.isdigit())
+
+
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def adjacent_word_pairs(text: str) -> list[tuple[str, str]]:
+    """Adjacent runs of letters (lower-cased; ``5-year`` is no pair), neither a stopword nor a
+    single letter: the word pairs a warehouse may glue into one name (``census tract`` ->
+    ``censustract``). Compound matching and named tables both read them.
+
+    >>> adjacent_word_pairs("Population per census tracts by zip code")
+    [('census', 'tracts'), ('zip', 'code')]
+    """
+    words = _PLAIN_WORD.findall(text.lower())
+    return [
+        (a, b)
+        for a, b in pairwise(words)
+        if a not in STOPWORDS and b not in STOPWORDS and len(a) >= 2 and len(b) >= 2
+    ]
 
 
 _BACKTICKED = re.compile(r"`([^`]{1,80})`|\"([^\"]{1,80})\"|\[([^\]]{1,80})\]")
