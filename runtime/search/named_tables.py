@@ -8,7 +8,8 @@ further down. A table is **named** when each content word of its own name (stemm
 stems it; digit runs, decoration such as ``dim``/``fct`` and the schema qualifier left out) is a
 word of the question. The question's words include the acronyms its capitalised names spell
 (:mod:`.acronyms`) and, on request, the name words it writes in full (``indiv`` in
-"individual", ``rnaseq`` in "RNA sequencing": :meth:`NamePostings.shortened`). A schema is named
+"individual", ``rnaseq`` in "RNA sequencing": :meth:`NamePostings.shortened`) and the common
+short forms of its words (``yr`` for "year": :func:`abbreviated`). A schema is named
 the same way from its own name (``openaq``, ``uspto_oce_claims``). The ranking
 (``table_ranking.rank_tables_from_scores``) adds ``name_boost`` to a named table's score and can
 keep named tables (``named_exempt="tables"``) or a named schema's tables (``"schemas"``) out of
@@ -35,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from schemarag.runtime.search.abbreviations import GENERAL
 from schemarag.runtime.search.acronyms import question_acronyms
 from schemarag.runtime.search.per_artifact import per_artifact
 from schemarag.runtime.search.schema_hedge import table_schemas
@@ -68,14 +70,18 @@ def name_words(name: str) -> frozenset[str]:
 
 
 class NamePostings:
-    """Word -> ids (tables or schemas) whose name holds it, and how many words each name has."""
+    """Word -> ids (tables or schemas) whose name holds it, how many words each name has and how
+    many of them are its own: not words of ``prefixes[i]`` (a union's source database, which
+    BirdUnion writes into every table name: ``student_club__member``)."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], prefixes: list[str] | None = None) -> None:
         postings: dict[str, list[int]] = {}
         self.need = np.zeros(len(names), dtype=np.int32)
+        self.own = np.zeros(len(names), dtype=np.int32)
         for i, name in enumerate(names):
             words = name_words(name)
             self.need[i] = len(words)
+            self.own[i] = len(words - name_words(prefixes[i])) if prefixes else len(words)
             for w in words:
                 postings.setdefault(w, []).append(i)
         self.postings = {w: np.asarray(ids, dtype=np.int64) for w, ids in postings.items()}
@@ -98,19 +104,25 @@ class NamePostings:
                         out.add(tok)
         return out
 
-    def named(self, words: set[str]) -> np.ndarray:
-        """Bool per id: every word of its name is in ``words`` (a name with no word: never)."""
+    def named(self, words: set[str], missing: int = 0) -> np.ndarray:
+        """Bool per id: every word of its name is in ``words`` (a name with no word: never);
+        ``missing``: a name with more than ``2 * missing`` words of its own may lack that many
+        (``RNASEQ_HG38_GDC_R35`` for "RNA sequencing hg38 r35"; ``student_club__member`` has one
+        word of its own and is never named by "student club" alone)."""
         hits = np.zeros(len(self.need), dtype=np.int32)
         for w in words:
             ids = self.postings.get(w)
             if ids is not None:
                 hits[ids] += 1
-        return (self.need > 0) & (hits == self.need)
+        allowed = np.where(self.own > 2 * missing, missing, 0)
+        return (self.need > 0) & (hits >= self.need - allowed)
 
 
 @per_artifact
 def table_name_postings(art: Any) -> NamePostings:
-    return NamePostings(list(art.table_names))
+    src_ids, sources = art.table_sources
+    prefixes = [sources[i] for i in src_ids.tolist()] if len(sources) > 1 else None
+    return NamePostings(list(art.table_names), prefixes)
 
 
 @per_artifact
@@ -124,14 +136,29 @@ def question_words(question: str) -> set[str]:
     return set(tokenize(question)) | {t for a in question_acronyms(question) for t in tokenize(a)}
 
 
-def named_tables(art: Any, question: str, shortened: bool = False) -> np.ndarray:
+def abbreviated(words: set[str]) -> set[str]:
+    """The common short forms of ``words`` (:data:`~.abbreviations.GENERAL`, general English and
+    warehouse usage): "year" also names the ``yr`` of ``CENSUSTRACT_2018_5YR``, "amount" ``amt``.
+
+    >>> sorted(abbreviated({"year", "census"}))
+    ['yr']
+    """
+    return {short for w in words for short in GENERAL.get(w, ())}
+
+
+def named_tables(
+    art: Any, question: str, shortened: bool = False, abbreviations: bool = False, missing: int = 0
+) -> np.ndarray:
     """Bool per table of ``art``: the question names it (:func:`name_words`); ``shortened``:
-    also by name words it writes in full (:meth:`NamePostings.shortened`)."""
+    also by name words it writes in full (:meth:`NamePostings.shortened`); ``abbreviations``:
+    also by the common short forms of its words (:func:`abbreviated`)."""
     postings = table_name_postings(art)
     words = question_words(question)
     if shortened:
         words |= postings.shortened(words, question)
-    return postings.named(words)
+    if abbreviations:
+        words |= abbreviated(words)
+    return postings.named(words, missing)
 
 
 def in_named_schema(art: Any, question: str) -> np.ndarray:

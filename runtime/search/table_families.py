@@ -16,7 +16,7 @@ Example:
     >>> fams["s.GSOD2015"] == fams["s.GSOD2014"], "s.STATIONS" in fams
     (True, False)
     >>> family_order(["s.GSOD2016", "s.STATIONS", "s.GSOD2014", "s.GSOD2015"], fams, "weather in 2015", 1)
-    ['s.GSOD2015', 's.STATIONS']
+    ['s.GSOD2015', 's.STATIONS', 's.GSOD2016', 's.GSOD2014']
     >>> days = families_of([f"d._202301{d:02d}" for d in range(1, 32)])
     >>> family_order(sorted(days), days, "events on January 18, 2023", 1)[0]
     'd._20230118'
@@ -128,12 +128,14 @@ def specificity(
 def family_order(
     ranked: Sequence[str], families: dict[str, str], question: str, slots: int, most_named: int = MAX_NAMED
 ) -> list[str]:
-    """``ranked`` with each family reduced to at most ``slots`` members; the members that name
-    most of the question's numbers (the family's highest :func:`specificity`, best ranked first,
-    at most ``most_named``) move to where the family first appears, before its other places,
-    and those other places go to the members naming more of the question first (a span's inner
-    years before years it does not name), then by rank. When every member names the question
-    alike (a number they all carry), none moves first."""
+    """``ranked`` with each family holding at most ``slots`` places among the other tables; the
+    members that name most of the question's numbers (the family's highest :func:`specificity`,
+    best ranked first, at most ``most_named``) move to where the family first appears, before
+    its other places, and those other places go to the members naming more of the question
+    first (a span's inner years before years it does not name), then by rank. When every
+    member names the question alike (a number they all carry), none moves first. The members
+    beyond the family's places come last, after every other table (a budget larger than the
+    rest of the database takes them)."""
     if not families:
         return list(ranked)
     numbers, months = question_numbers(question)
@@ -165,4 +167,9 @@ def family_order(
             if nxt is not None:
                 out.append(nxt)
                 used[key] += 1
+    # the members beyond their family's places follow every other table, in the same order: a
+    # budget the database does not fill (7 tables, budget 10) shows the whole family instead of
+    # leaving places empty ("clicks across all photo collections" needs PHOTOS_V_0_1 .. _3)
+    for key in queue:
+        out.extend(queue[key])
     return out

@@ -92,6 +92,8 @@ ROUTE_COVERAGE_POWER = 0.5
 # in the budget; None: no limit (every member ranks on its own). Chosen by leave-one-database-out
 # on Spider 2.0-lite (`schemarag eval --warehouse ... --cross-validate families`): all 49
 # Snowflake folds pick 1 (nontrivial CR@20 0.722 -> 0.819); SQLite has no such families.
+# Members beyond the family's places follow every other table (table_families.family_order), so
+# a budget the rest of the database does not fill still shows them.
 FAMILY_SLOTS: int | None = 1
 # Members of a family the question's numbers name that may come first ("2018" names four
 # quarterly tables; "from 2011 to 2018" the two years it compares, each in 1yr and 5yr).
@@ -205,6 +207,14 @@ SCHEMA_PRIOR = 0.3
 NAME_BOOST = 0.3
 NAMED_EXEMPT = "none"
 NAME_SHORTENED = True
+# A common short form of a question word names too ("year" -> the yr of CENSUSTRACT_2018_5YR;
+# abbreviations.GENERAL), and a name of three words or more may lack one of them
+# (RNASEQ_HG38_GDC_R35 for "RNA sequencing hg38 r35"). Chosen by leave-one-database-out on
+# Spider 2.0-lite, 158 databases (`schemarag eval --warehouse ... --cross-validate vocabulary`,
+# 2026-11-26; short forms on / off x boost 0.3 / 0.5 / 0 x missing words 0 / 1): all 158 folds
+# pick both with the boost 0.3. Held out nontrivial CR@20 0.893 -> 0.904 (docs/ranking.md).
+NAME_ABBREVIATIONS = True
+NAME_MISSING = 1
 
 
 @dataclass(frozen=True)
@@ -304,6 +314,8 @@ def rank_tables_from_scores(
     name_boost: float = NAME_BOOST,
     named_exempt: str = NAMED_EXEMPT,
     name_shortened: bool = NAME_SHORTENED,
+    name_abbreviations: bool = NAME_ABBREVIATIONS,
+    name_missing: int = NAME_MISSING,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
@@ -324,7 +336,9 @@ def rank_tables_from_scores(
     0: off); ``named_exempt``: which tables keep their score under the schema prior besides the
     leading schema's: ``"none"``, ``"tables"`` (named tables) or ``"schemas"`` (named tables and
     the tables of a named schema); ``name_shortened``: a name word the question writes in full
-    also names (``indiv`` for "individual", ``rnaseq`` for "RNA sequencing").
+    also names (``indiv`` for "individual", ``rnaseq`` for "RNA sequencing");
+    ``name_abbreviations``: so does a common short form of a question word (``yr`` for "year");
+    ``name_missing``: words a name of more than twice as many may lack and still be named.
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
@@ -332,7 +346,7 @@ def rank_tables_from_scores(
     calibrated = scores  # TableRanking.scores reports these: in [0, 1], the same on every question
     named = None
     if question and (name_boost > 0 or named_exempt != "none"):
-        named = named_tables(art, question, name_shortened)
+        named = named_tables(art, question, name_shortened, name_abbreviations, name_missing)
         if name_boost > 0:
             # in a dbt project a name repeats in every layer (raw.customers, stg_customers,
             # customers): only the consumer layer's table is lifted, as the layer prior wants

@@ -72,6 +72,14 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
         for a in (0.0, 1.0)
         for short in (True, False)
     ],
+    # name words through common short forms ("year" names CENSUSTRACT_2018_5YR's yr;
+    # abbreviations.GENERAL) x the named-table boost x words a name of three or more may lack
+    "vocabulary": [
+        {"name_abbreviations": a, "name_boost": b, "name_missing": m}
+        for a in (True, False)
+        for b in (0.3, 0.5, 0.0)
+        for m in (1, 0)
+    ],
     # the chunk score's blend (scoring.Calibration, chosen on BIRD): weight of dense similarity
     # x the floor lexical evidence alone keeps; the question is re-scored per pair
     "calibration": [

@@ -9,6 +9,7 @@ from tiny_support import in_memory_artifact
 
 from schemarag.runtime.search.named_tables import (
     NamePostings,
+    abbreviated,
     in_named_schema,
     name_words,
     named_tables,
@@ -119,3 +120,33 @@ def test_in_a_dbt_project_only_the_consumer_layer_is_lifted() -> None:
     # evidence x layer weight: raw 0.9 x 0.5, staging 0.9 x 0.65, report 0.5 x 1.0 + 0.5 boost
     assert ranked.tables[0] == "reports.rpt_customer_lifetime_value"
     assert all(0.0 <= s <= 1.0 for s in ranked.scores.values())  # reported scores stay calibrated
+
+
+def test_a_common_short_form_of_a_question_word_names_the_table_when_asked() -> None:
+    postings = NamePostings(
+        ["acs.censustract_2018_5yr", "acs.county_2018_5yr", "sales.order_amt", "sales.orders"]
+    )
+    question = "median income per census tract from the 2018 five-year survey"
+    words = question_words(question) | postings.shortened(question_words(question), question)
+    assert postings.named(words).tolist() == [False, False, False, False]  # "yr" is not a word of it
+    assert abbreviated(words) == {"yr"}  # "year" -> yr (abbreviations.GENERAL)
+    # censustract: "census" + "tract" glued; yr: "year"; the county table's name is not all there
+    assert postings.named(words | abbreviated(words)).tolist() == [True, False, False, False]
+    amounts = question_words("total order amount")
+    assert postings.named(amounts).tolist() == [False, False, False, True]
+    assert postings.named(amounts | abbreviated(amounts)).tolist() == [False, False, True, True]
+
+
+def test_a_long_name_may_lack_one_word_when_asked_but_not_its_union_prefix() -> None:
+    postings = NamePostings(["RNASEQ_HG38_GDC_R35", "RNASEQ_HG38", "CLINICAL_GDC"])
+    question = "RNA sequencing hg38 r35 samples"
+    words = question_words(question) | postings.shortened(question_words(question), question)
+    assert postings.named(words).tolist() == [False, True, False]  # gdc is not in the question
+    # three words of four are there: named with one missing; two-word names still need both
+    assert postings.named(words, missing=1).tolist() == [True, True, False]
+    # in a union every table name starts with its database's: those words are not its own, so
+    # "student club" alone never names student_club__member (one word of its own)
+    union = NamePostings(["student_club__member", "student_club__zip_code"], ["student_club", "student_club"])
+    club = question_words("How many members does the Student Club have?")
+    assert union.named(club, missing=1).tolist() == [True, False]
+    assert union.named(question_words("student club events"), missing=1).tolist() == [False, False]

@@ -113,7 +113,12 @@ def test_eval_warehouse_imports_builds_and_scores_a_folder(tmp_path: Path) -> No
     assert rows["all"]["complete_recall"]["3"] == 1.0  # every gold (the family counting once) fits in 3
     assert rows["nontrivial"]["questions"]["3"] == 2  # only shop (4 tables after collapse) exceeds 3
     assert payload["metrics"]["gold_unresolved"] == 0
-    assert set(payload["cross_validation"]["chosen_per_held_out_db"]) == {"shop", "zoo"}
+    cv = payload["cross_validation"]
+    assert set(cv["chosen_per_held_out_db"]) == {"shop", "zoo"}
+    # every candidate's in-sample figures, in grid order, the shipped setting first
+    per = cv["in_sample_per_candidate"]
+    assert [c["candidate"] for c in per] == cv["candidates"]
+    assert per[0]["complete_recall"]["all"] == rows["all"]["complete_recall"]
     assert (tmp_path / "c.png").stat().st_size > 0
     assert "raw tables" in done.stderr and "CR@3" in done.stdout
     # a rerun imports nothing again and builds nothing new (cached under --work)
