@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from schemarag.runtime.search.text_tokens import tokenize
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|[^\sA-Za-z]+")
 _INSIDE = frozenset({"of", "and", "for", "the", "&"})
 MIN_LETTERS = 3
@@ -55,3 +57,13 @@ def question_acronyms(question: str) -> list[str]:
             for end in range(start + MIN_LETTERS, min(len(letters), start + MAX_WORDS) + 1):
                 out.setdefault("".join(letters[start:end]), None)
     return list(out)
+
+
+def acronym_tokens(question: str) -> list[str]:
+    """:func:`question_acronyms` stemmed as the index stems (``acs`` -> ``ac``), in order: what
+    chunk scoring (``Calibration.acronym_weight``) and table naming look up.
+
+    >>> acronym_tokens("the American Community Survey")
+    ['ac']
+    """
+    return [tok for acronym in question_acronyms(question) for tok in tokenize(acronym)]

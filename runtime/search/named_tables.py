@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.search.abbreviations import GENERAL
-from schemarag.runtime.search.acronyms import question_acronyms
+from schemarag.runtime.search.acronyms import acronym_tokens
 from schemarag.runtime.search.per_artifact import per_artifact
 from schemarag.runtime.search.schema_hedge import table_schemas
 from schemarag.runtime.search.text_tokens import adjacent_word_pairs, tokenize
@@ -133,7 +133,7 @@ def schema_name_postings(art: Any) -> NamePostings:
 def question_words(question: str) -> set[str]:
     """The question's stemmed words as the index tokenizes them, and the acronyms its
     capitalised names spell ("Genomic Data Commons" -> ``gdc``; :mod:`.acronyms`)."""
-    return set(tokenize(question)) | {t for a in question_acronyms(question) for t in tokenize(a)}
+    return set(tokenize(question)) | set(acronym_tokens(question))
 
 
 def abbreviated(words: set[str]) -> set[str]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.search.abbreviations import abbreviation_map
-from schemarag.runtime.search.acronyms import question_acronyms
+from schemarag.runtime.search.acronyms import acronym_tokens
 from schemarag.runtime.search.bm25 import K1
 from schemarag.runtime.search.scoring import Calibration
 from schemarag.runtime.search.text_tokens import adjacent_word_pairs, tokenize
@@ -55,30 +56,25 @@ def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTer
         denom += float(idf[tid])
     if cal.abbreviation_weight > 0:  # warehouse abbreviations: adds postings, not coverage owed
         abbr = abbreviation_map(art)
-        have = set(ids)
-        for tok in tokens:
-            for tid in abbr.get(tok, ()):
-                if tid not in have:
-                    have.add(tid)
-                    ids.append(tid)
-                    weights.append(cal.abbreviation_weight)
+        short_forms = (tid for tok in tokens for tid in abbr.get(tok, ()))
+        _add_postings(ids, weights, short_forms, cal.abbreviation_weight)
     if cal.compound_weight > 0:  # "census tract" also finds CENSUSTRACT_2018: adds postings only
-        have = set(ids)
-        for tid in compound_term_ids(art, question):
-            if tid not in have:
-                have.add(tid)
-                ids.append(tid)
-                weights.append(cal.compound_weight)
+        _add_postings(ids, weights, compound_term_ids(art, question), cal.compound_weight)
     if cal.acronym_weight > 0:  # "Genomic Data Commons" also finds CLINICAL_GDC_R39
-        have = set(ids)
-        for acronym in question_acronyms(question):
-            for tok in tokenize(acronym):  # stemmed as the index stems (acs -> ac)
-                tid = art.vocab.get(tok)
-                if tid is not None and tid not in have:
-                    have.add(tid)
-                    ids.append(tid)
-                    weights.append(cal.acronym_weight)
+        found = (art.vocab.get(tok) for tok in acronym_tokens(question))
+        _add_postings(ids, weights, (tid for tid in found if tid is not None), cal.acronym_weight)
     return QueryTerms(ids, weights, denom, tokens, corrections)
+
+
+def _add_postings(ids: list[int], weights: list[float], extra: Iterable[int], weight: float) -> None:
+    """Append each term of ``extra`` not in ``ids`` yet at ``weight``: an expansion adds postings
+    without raising what the question must cover (``denom`` is left alone)."""
+    have = set(ids)
+    for tid in extra:
+        if tid not in have:
+            have.add(tid)
+            ids.append(tid)
+            weights.append(weight)
 
 
 def compound_term_ids(art: IndexArtifact, question: str) -> list[int]:
