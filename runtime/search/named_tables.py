@@ -9,7 +9,8 @@ stems it; digit runs, decoration such as ``dim``/``fct`` and the schema qualifie
 word of the question. The question's words include the acronyms its capitalised names spell
 (:mod:`.acronyms`) and, on request, the name words it writes in full (``indiv`` in
 "individual", ``rnaseq`` in "RNA sequencing": :meth:`NamePostings.shortened`) and the common
-short forms of its words (``yr`` for "year": :func:`abbreviated`). A schema is named
+short forms of its words (``yr`` for "year": :func:`abbreviated`), and the glued name words
+its words begin (``bikeshare`` for "bike": :meth:`NamePostings.extended`). A schema is named
 the same way from its own name (``openaq``, ``uspto_oce_claims``). The ranking
 (``table_ranking.rank_tables_from_scores``) adds ``name_boost`` to a named table's score and can
 keep named tables (``named_exempt="tables"``) or a named schema's tables (``"schemas"``) out of
@@ -32,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
@@ -44,6 +46,9 @@ from schemarag.runtime.search.text_tokens import adjacent_word_pairs, tokenize
 
 # A name word this long may abbreviate a question word by its beginning (``indiv``).
 MIN_PREFIX = 4
+# A question word begins a glued name word (``bikeshare`` for "bike") only when the name word
+# has this many letters more: a second word, not an English ending (-s, -er, -ed).
+MIN_EXTENSION = 3
 
 # Naming words a warehouse glues to a table name that say nothing of its content.
 # (dbt's own prefixes among them: stg_, int_, base_, fct_, dim_, rpt_).
@@ -85,6 +90,24 @@ class NamePostings:
             for w in words:
                 postings.setdefault(w, []).append(i)
         self.postings = {w: np.asarray(ids, dtype=np.int64) for w, ids in postings.items()}
+        self.sorted_words = sorted(self.postings)  # for the name words a question word begins
+
+    def extended(self, words: set[str]) -> set[str]:
+        """Glued name words a question word begins: a question word of MIN_PREFIX letters or
+        more followed by MIN_EXTENSION letters or more (``bikeshar`` of ``bikeshare_trips`` for
+        "bike trips", ``orderlin`` of ``orderlines`` for "each order"). One binary search per
+        question word plus the name words it finds."""
+        out: set[str] = set()
+        keys = self.sorted_words
+        for w in words:
+            if len(w) < MIN_PREFIX:
+                continue
+            i = bisect.bisect_right(keys, w)
+            while i < len(keys) and keys[i].startswith(w):
+                if len(keys[i]) - len(w) >= MIN_EXTENSION:
+                    out.add(keys[i])
+                i += 1
+        return out
 
     def shortened(self, words: set[str], question: str) -> set[str]:
         """Name words the question writes in full: a name word of MIN_PREFIX letters or more
@@ -147,15 +170,25 @@ def abbreviated(words: set[str]) -> set[str]:
 
 
 def named_tables(
-    art: Any, question: str, shortened: bool = False, abbreviations: bool = False, missing: int = 0
+    art: Any,
+    question: str,
+    shortened: bool = False,
+    abbreviations: bool = False,
+    missing: int = 0,
+    extended: bool = False,
 ) -> np.ndarray:
     """Bool per table of ``art``: the question names it (:func:`name_words`); ``shortened``:
     also by name words it writes in full (:meth:`NamePostings.shortened`); ``abbreviations``:
-    also by the common short forms of its words (:func:`abbreviated`)."""
+    also by the common short forms of its words (:func:`abbreviated`); ``extended``: also by
+    the glued name words its words begin (:meth:`NamePostings.extended`)."""
     postings = table_name_postings(art)
     words = question_words(question)
+    found: set[str] = set()
     if shortened:
-        words |= postings.shortened(words, question)
+        found |= postings.shortened(words, question)
+    if extended:
+        found |= postings.extended(words)
+    words |= found
     if abbreviations:
         words |= abbreviated(words)
     return postings.named(words, missing)

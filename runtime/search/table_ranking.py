@@ -25,6 +25,11 @@
   ("planet features points", "zip codes", "concepts"; :mod:`.named_tables`) gets a constant
   added to its score, so it is not lost among hundreds of tables sharing the question's other
   words (fifty ``PLACES_<STATE>`` tables, every ACS table with an income column).
+* **Coverage** (``coverage_power``): tables are ordered by their score times their coverage
+  of the question's words (:func:`table_coverage`: routing's term coverage per table, words
+  weighted by how few tables hold them) to a small power, so a table holding several of the
+  question's rarer words comes before one matching a single word strongly; in a union, inside
+  each database (routing reads the scores alone). The reported scores stay calibrated.
 * **Adaptive budget** (``AdaptiveBudget``): stop adding tables once the next table's
   calibrated score falls below ``confidence`` times the best (the budget stays the ceiling),
   but not before ``min_tables``, and in a union only when routing is sure (the runner-up
@@ -163,6 +168,34 @@ def source_coverage(
     return cov / total if total > 0 else None
 
 
+def table_coverage(
+    art: IndexArtifact, question: str, cal: Calibration = DEFAULT_CALIBRATION
+) -> np.ndarray | None:
+    """Per table: the share of the question's indexed words found in any of its chunks, each
+    word weighted by its inverse *table* frequency: :func:`source_coverage` one level down. A
+    table matching one question word strongly in one chunk scores as high as one matching
+    several of the question's rarer words across its columns; coverage tells them apart.
+    ``None`` for an empty question or no indexed word. Linear in the postings of the question's
+    words."""
+    if not question:
+        return None
+    qt = query_terms(art, question, replace(cal, compound_weight=0.0, acronym_weight=0.0))
+    n_tables = len(art.table_names)
+    chunk_tab = np.asarray(art.chunk_table) + 1  # 0 = chunk without a table
+    cov = np.zeros(n_tables, dtype=np.float64)
+    total = 0.0
+    for tid, weight in zip(qt.term_ids, qt.weights, strict=True):
+        start, end = int(art.bm25_indptr[tid]), int(art.bm25_indptr[tid + 1])
+        present = np.bincount(chunk_tab[art.bm25_indices[start:end]], minlength=n_tables + 1)[1:] > 0
+        n = int(present.sum())
+        if n == 0:
+            continue
+        w = weight * math.log(1.0 + (n_tables - n + 0.5) / (n + 0.5))
+        cov[present] += w
+        total += w
+    return cov / total if total > 0 else None
+
+
 @dataclass(frozen=True)
 class RouteHedge:
     """Hedged routing: when runner-up databases score close to the winner, they get a few places.
@@ -215,6 +248,17 @@ NAME_SHORTENED = True
 # pick both with the boost 0.3. Held out nontrivial CR@20 0.893 -> 0.904 (docs/ranking.md).
 NAME_ABBREVIATIONS = True
 NAME_MISSING = 1
+# A question word names the glued name word it begins ("bike" names BIKESHARE_TRIPS' bikeshare;
+# named_tables.NamePostings.extended), and tables are ordered by their score times their
+# coverage of the question's words to the power TABLE_COVERAGE (table_coverage; 0: off; inside
+# each source database of a union, which routing picks on the scores alone). Chosen by
+# leave-one-database-out on Spider 2.0-lite, 158 databases (`schemarag eval --warehouse ...
+# --cross-validate evidence`, 2026-11-27; coverage 0.2 / 0 / 0.1 x glued words on / off):
+# see docs/ranking.md "Coverage and glued words".
+NAME_EXTENDED = True
+TABLE_COVERAGE = 0.2
+# The coverage factor of a table holding none of the question's words: 0.05 ** 0.2 = 0.55.
+COVERAGE_FLOOR = 0.05
 
 
 @dataclass(frozen=True)
@@ -254,6 +298,7 @@ def route(
     coverage: np.ndarray | None = None,
     coverage_power: float = ROUTE_COVERAGE_POWER,
     hedge: RouteHedge | None = ROUTE_HEDGE,
+    order_scores: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
     """``(order, margin)``: table indices best first (in a union, the best source database's
     tables lead) and the runner-up database's routing score over the winner's (0 for a
@@ -261,12 +306,14 @@ def route(
 
     A source's score is its best table plus half its second, times ``coverage ** power``
     (:func:`source_coverage`) when given; ``hedge`` (:class:`RouteHedge`) gives close
-    runner-up sources a few places after the winner's best tables."""
+    runner-up sources a few places after the winner's best tables. ``order_scores``: the scores
+    that order tables inside each source (default ``scores``, which alone route)."""
     names = art.table_names
     by_score = np.lexsort((np.arange(len(names)), -scores))
+    by_order = by_score if order_scores is None else np.lexsort((np.arange(len(names)), -order_scores))
     src_ids, src_names = art.table_sources
     if len(src_names) <= 1:
-        return by_score, 0.0
+        return by_order, 0.0
     # best + half the second-best table score per source, among the leading tables
     ordered_src = src_ids[by_score]
     lead_n = min(len(ordered_src), 4 * len(src_names) + 64)
@@ -277,6 +324,7 @@ def route(
     top_src = int(src_order[0])
     top_score = float(src_score[top_src])
     margin = float(src_score[int(src_order[1])]) / top_score if top_score > 0 else 1.0
+    by_score, ordered_src = by_order, src_ids[by_order]
     lead = by_score[ordered_src == top_src]
     taken = ordered_src == top_src
     runners: list[np.ndarray] = []
@@ -316,6 +364,8 @@ def rank_tables_from_scores(
     name_shortened: bool = NAME_SHORTENED,
     name_abbreviations: bool = NAME_ABBREVIATIONS,
     name_missing: int = NAME_MISSING,
+    name_extended: bool = NAME_EXTENDED,
+    coverage_power: float = TABLE_COVERAGE,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
@@ -344,19 +394,29 @@ def rank_tables_from_scores(
     names = art.table_names
     scores = apply_layer_prior(art, table_scores(art, rel))  # dbt: marts before staging/sources
     calibrated = scores  # TableRanking.scores reports these: in [0, 1], the same on every question
+    # coverage orders tables (inside each source of a union: routing reads the table evidence
+    # alone); the reported scores stay calibrated
+    factor = np.ones(len(names), dtype=np.float32)
+    if coverage_power > 0 and question:
+        cov = table_coverage(art, question, calibration)
+        if cov is not None:
+            factor *= (np.maximum(cov, COVERAGE_FLOOR) ** coverage_power).astype(np.float32)
+    boost = np.zeros(len(names), dtype=np.float32)
     named = None
     if question and (name_boost > 0 or named_exempt != "none"):
-        named = named_tables(art, question, name_shortened, name_abbreviations, name_missing)
+        named = named_tables(art, question, name_shortened, name_abbreviations, name_missing, name_extended)
         if name_boost > 0:
             # in a dbt project a name repeats in every layer (raw.customers, stg_customers,
             # customers): only the consumer layer's table is lifted, as the layer prior wants
-            scores = scores + np.float32(name_boost) * (named & consumer_layer(art))
+            boost = np.float32(name_boost) * (named & consumer_layer(art))
         if named_exempt == "schemas":
             named = named | in_named_schema(art, question)
         elif named_exempt != "tables":
             named = None
     coverage = source_coverage(art, question or "", calibration) if route_coverage > 0 else None
-    order, margin = route(art, scores, coverage, route_coverage, route_hedge)
+    routing = scores + boost
+    scores = scores * factor + boost
+    order, margin = route(art, routing, coverage, route_coverage, route_hedge, order_scores=scores)
     if (schema_hedge is not None or schema_prior < 1.0) and len(art.table_sources[1]) <= 1:
         schema_ids, schemas = table_schemas(art)
         order = schema_prior_order(order, scores, schema_ids, len(schemas), schema_prior, named)

@@ -80,6 +80,10 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
         for b in (0.3, 0.5, 0.0)
         for m in (1, 0)
     ],
+    # a table's score times its coverage of the question's words to a power (0: off;
+    # table_ranking.table_coverage) x whether a question word names the glued name word it
+    # begins ("bike" -> bikeshare; named_tables.NamePostings.extended)
+    "evidence": [{"coverage_power": p, "name_extended": e} for p in (0.2, 0.0, 0.1) for e in (True, False)],
     # the chunk score's blend (scoring.Calibration, chosen on BIRD): weight of dense similarity
     # x the floor lexical evidence alone keeps; the question is re-scored per pair
     "calibration": [

@@ -150,3 +150,32 @@ def test_a_long_name_may_lack_one_word_when_asked_but_not_its_union_prefix() -> 
     club = question_words("How many members does the Student Club have?")
     assert union.named(club, missing=1).tolist() == [True, False]
     assert union.named(question_words("student club events"), missing=1).tolist() == [False, False]
+
+
+def test_a_question_word_names_the_glued_name_word_it_begins_when_asked() -> None:
+    postings = NamePostings(["bikeshare.bikeshare_trips", "muni.trips", "f1.drives", "oracle.orderlines"])
+    bikes = question_words("average speed of bike trips in Berkeley")
+    # "trips" alone names muni.trips; bikeshare_trips needs "bikeshare"
+    assert postings.named(bikes).tolist() == [False, True, False, False]
+    # "bike" begins bikeshar with 4 letters more: both trip tables are named now
+    assert postings.extended(bikes) == {"bikeshar"}
+    assert postings.named(bikes | postings.extended(bikes)).tolist() == [True, True, False, False]
+    # an English ending is no second word: "drive" does not name a driver table by its -r, and a
+    # question word shorter than MIN_PREFIX letters begins nothing
+    assert NamePostings(["f1.drivers"]).extended(question_words("who can drive")) == set()
+    assert postings.extended(question_words("the bik of each ord")) == set()
+    orders = question_words("lines of each order")
+    assert postings.extended(orders) == {"orderlin"}
+    # named_tables applies it on request only
+    art = in_memory_artifact(
+        {
+            "name": "sf",
+            "tables": [
+                {"name": n, "columns": [{"name": "id"}]} for n in ("bike.bikeshare_trips", "muni.trips")
+            ],
+        },
+        [("bike.bikeshare_trips", "table", None), ("muni.trips", "table", None)],
+    )
+    q = "average speed of bike trips"
+    assert named_tables(art, q).tolist() == [False, True]
+    assert named_tables(art, q, extended=True).tolist() == [True, True]

@@ -173,6 +173,40 @@ def test_routing_prefers_the_database_that_holds_the_question_words() -> None:
     ]
 
 
+def test_table_coverage_weights_words_by_how_few_tables_hold_them() -> None:
+    # one chunk per STORE table; "order" and "product" are in two tables, "custom" and "place" in one
+    postings = {"custom": {0: 1.0}, "order": {1: 1.0, 3: 1.0}, "place": {1: 0.5}, "product": {2: 1.0, 3: 1.0}}
+    art = in_memory_artifact(
+        STORE, [(t, "table", None) for t in TABLE], vocab=list(postings), postings=postings
+    )
+    q = "customers who placed orders for products"
+    cov = table_ranking.table_coverage(art, q)
+    assert cov is not None
+    by_table = dict(zip(TABLE, cov.tolist(), strict=True))
+    # idf over tables: custom and place 1.204 each, order and product 0.693 each (of 3.794)
+    assert by_table["orders"] == pytest.approx(0.5)
+    assert by_table["order_items"] > by_table["customers"] > by_table["products"] > 0.0
+    assert table_ranking.table_coverage(art, "nothing indexed here") is None
+    # as an order: customers (0.9) matches one word, orders (0.8) two rarer ones; at power 1
+    # coverage puts orders first, at 0 the chunk score alone keeps customers first
+    rel = np.array([0.9, 0.8, 0.7, 0.6], dtype=np.float32)
+    kw: dict[str, Any] = {"budget": 4, "question": q, "name_boost": 0.0, "fk_expand": False}
+    plain = rank_tables_from_scores(art, rel, coverage_power=0.0, **kw)
+    covered = rank_tables_from_scores(art, rel, coverage_power=1.0, **kw)
+    assert plain.tables[0] == "customers" and covered.tables[0] == "orders"
+    # the reported scores stay the calibrated chunk evidence, whatever the order
+    assert covered.scores == plain.scores and covered.scores["customers"] > covered.scores["orders"]
+
+
+def test_in_a_union_coverage_orders_tables_inside_the_routed_database_only() -> None:
+    art, rel = _union_art()
+    q = "Which gold customers placed orders?"
+    kw: dict[str, Any] = {"budget": 4, "question": q, "route_coverage": 0.0, "name_boost": 0.0}
+    # routing reads the table evidence alone: the league (teams 0.9) still comes first, however
+    # much more of the question the shop's tables cover
+    assert rank_tables_from_scores(art, rel, coverage_power=1.0, **kw).tables[0] == "teams"
+
+
 def test_single_source_index_has_no_coverage_routing() -> None:
     art, _ = _art({t: [] for t in TABLE})
     assert table_ranking.source_coverage(art, "orders of customers") is None
