@@ -34,6 +34,9 @@ from schemarag.runtime.search.per_artifact import per_artifact
 MIN_MEMBERS = 3
 MAX_NAMED = 4  # members the question names that may come first (a year names 365 daily shards)
 _DIGITS = re.compile(r"\d+")
+# Whitespace says nothing of a table's content: BigQuery keeps `` accident_2015`` beside
+# ``accident_2015`` when an export wrote both; they are members of one family.
+_SPACE = re.compile(r"\s+")
 
 
 def families_of(names: Sequence[str], columns: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
@@ -43,7 +46,7 @@ def families_of(names: Sequence[str], columns: Mapping[str, Sequence[str]] | Non
     groups: dict[str, list[str]] = {}
     for name in names:
         if _DIGITS.search(name.rpartition(".")[2]):
-            groups.setdefault(_DIGITS.sub("#", name.lower()), []).append(name)
+            groups.setdefault(_DIGITS.sub("#", _SPACE.sub("", name.lower())), []).append(name)
     out: dict[str, str] = {}
     for key, members in groups.items():
         if columns is not None and len(members) >= MIN_MEMBERS:

@@ -14,6 +14,20 @@ def test_families_need_three_members_equal_but_for_digits() -> None:
     assert families_of(list(cols), cols) == {}  # only two of them alike: no family
 
 
+def test_names_equal_but_for_whitespace_are_one_family() -> None:
+    # an export holding " accident_2015" beside "accident_2015": two pairs, no family of three
+    # until whitespace is ignored; then one family whose members the question's year names
+    names = [" accident_2015", "accident_2015", " accident_2020", "accident_2020", "person_2015"]
+    fams = families_of(names)
+    assert set(fams) == set(names[:4]) and len(set(fams.values())) == 1
+    ranked = [" accident_2015", "accident_2015", " accident_2020", "accident_2020", "person_2015"]
+    assert family_order(ranked, fams, "accidents in 2015", 1)[:3] == [
+        " accident_2015",
+        "accident_2015",
+        "person_2015",
+    ]
+
+
 def test_a_family_takes_one_place_and_lets_the_next_table_in() -> None:
     ranked = ["s.GSOD2019", "s.GSOD2018", "s.GSOD2017", "s.STATIONS", "s.TRIPS"]
     fams = families_of(ranked)
