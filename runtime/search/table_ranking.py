@@ -152,17 +152,26 @@ def source_coverage(
     n_src = len(art.table_sources[1])
     if n_src <= 1 or not question:
         return None
+    return _coverage(art, question, cal, art.chunk_sources, n_src)
+
+
+def _coverage(
+    art: IndexArtifact, question: str, cal: Calibration, chunk_group: np.ndarray, n_groups: int
+) -> np.ndarray | None:
+    """Per group (a chunk's source database or table, ``chunk_group``; -1: none): the idf-over-
+    groups weighted share of the question's indexed words found in any of its chunks (compound
+    words and acronyms left out); ``None`` when no question word is indexed."""
     qt = query_terms(art, question, replace(cal, compound_weight=0.0, acronym_weight=0.0))
-    chunk_src = art.chunk_sources + 1  # 0 = chunk without a table
-    cov = np.zeros(n_src, dtype=np.float64)
+    group = np.asarray(chunk_group) + 1  # 0 = chunk in no group
+    cov = np.zeros(n_groups, dtype=np.float64)
     total = 0.0
     for tid, weight in zip(qt.term_ids, qt.weights, strict=True):
         start, end = int(art.bm25_indptr[tid]), int(art.bm25_indptr[tid + 1])
-        present = np.bincount(chunk_src[art.bm25_indices[start:end]], minlength=n_src + 1)[1:] > 0
+        present = np.bincount(group[art.bm25_indices[start:end]], minlength=n_groups + 1)[1:] > 0
         n = int(present.sum())
         if n == 0:
             continue
-        w = weight * math.log(1.0 + (n_src - n + 0.5) / (n + 0.5))
+        w = weight * math.log(1.0 + (n_groups - n + 0.5) / (n + 0.5))
         cov[present] += w
         total += w
     return cov / total if total > 0 else None
@@ -179,21 +188,7 @@ def table_coverage(
     words."""
     if not question:
         return None
-    qt = query_terms(art, question, replace(cal, compound_weight=0.0, acronym_weight=0.0))
-    n_tables = len(art.table_names)
-    chunk_tab = np.asarray(art.chunk_table) + 1  # 0 = chunk without a table
-    cov = np.zeros(n_tables, dtype=np.float64)
-    total = 0.0
-    for tid, weight in zip(qt.term_ids, qt.weights, strict=True):
-        start, end = int(art.bm25_indptr[tid]), int(art.bm25_indptr[tid + 1])
-        present = np.bincount(chunk_tab[art.bm25_indices[start:end]], minlength=n_tables + 1)[1:] > 0
-        n = int(present.sum())
-        if n == 0:
-            continue
-        w = weight * math.log(1.0 + (n_tables - n + 0.5) / (n + 0.5))
-        cov[present] += w
-        total += w
-    return cov / total if total > 0 else None
+    return _coverage(art, question, cal, art.chunk_table, len(art.table_names))
 
 
 @dataclass(frozen=True)
