@@ -28,8 +28,9 @@
 * **Coverage** (``coverage_power``): tables are ordered by their score times their coverage
   of the question's words (:func:`table_coverage`: routing's term coverage per table, words
   weighted by how few tables hold them) to a small power, so a table holding several of the
-  question's rarer words comes before one matching a single word strongly; in a union, inside
-  each database (routing reads the scores alone). The reported scores stay calibrated.
+  question's rarer words comes before one matching a single word strongly. Not in a union:
+  routing already weighs each database's coverage, and inside the routed database table
+  coverage cost BirdUnion held-out questions. The reported scores stay calibrated.
 * **Adaptive budget** (``AdaptiveBudget``): stop adding tables once the next table's
   calibrated score falls below ``confidence`` times the best (the budget stays the ceiling),
   but not before ``min_tables``, and in a union only when routing is sure (the runner-up
@@ -245,8 +246,8 @@ NAME_ABBREVIATIONS = True
 NAME_MISSING = 1
 # A question word names the glued name word it begins ("bike" names BIKESHARE_TRIPS' bikeshare;
 # named_tables.NamePostings.extended), and tables are ordered by their score times their
-# coverage of the question's words to the power TABLE_COVERAGE (table_coverage; 0: off; inside
-# each source database of a union, which routing picks on the scores alone). Chosen by
+# coverage of the question's words to the power TABLE_COVERAGE (table_coverage; 0: off; not in
+# a union, which routes by its databases' coverage instead). Chosen by
 # leave-one-database-out on Spider 2.0-lite, 158 databases (`schemarag eval --warehouse ...
 # --cross-validate evidence`, 2026-11-27; coverage 0.2 / 0 / 0.1 x glued words on / off): all 158
 # folds pick both, held out CR@5 0.720 -> 0.744 (docs/ranking.md "Coverage and glued words").
@@ -293,7 +294,6 @@ def route(
     coverage: np.ndarray | None = None,
     coverage_power: float = ROUTE_COVERAGE_POWER,
     hedge: RouteHedge | None = ROUTE_HEDGE,
-    order_scores: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
     """``(order, margin)``: table indices best first (in a union, the best source database's
     tables lead) and the runner-up database's routing score over the winner's (0 for a
@@ -301,14 +301,12 @@ def route(
 
     A source's score is its best table plus half its second, times ``coverage ** power``
     (:func:`source_coverage`) when given; ``hedge`` (:class:`RouteHedge`) gives close
-    runner-up sources a few places after the winner's best tables. ``order_scores``: the scores
-    that order tables inside each source (default ``scores``, which alone route)."""
+    runner-up sources a few places after the winner's best tables."""
     names = art.table_names
     by_score = np.lexsort((np.arange(len(names)), -scores))
-    by_order = by_score if order_scores is None else np.lexsort((np.arange(len(names)), -order_scores))
     src_ids, src_names = art.table_sources
     if len(src_names) <= 1:
-        return by_order, 0.0
+        return by_score, 0.0
     # best + half the second-best table score per source, among the leading tables
     ordered_src = src_ids[by_score]
     lead_n = min(len(ordered_src), 4 * len(src_names) + 64)
@@ -319,7 +317,6 @@ def route(
     top_src = int(src_order[0])
     top_score = float(src_score[top_src])
     margin = float(src_score[int(src_order[1])]) / top_score if top_score > 0 else 1.0
-    by_score, ordered_src = by_order, src_ids[by_order]
     lead = by_score[ordered_src == top_src]
     taken = ordered_src == top_src
     runners: list[np.ndarray] = []
@@ -389,29 +386,25 @@ def rank_tables_from_scores(
     names = art.table_names
     scores = apply_layer_prior(art, table_scores(art, rel))  # dbt: marts before staging/sources
     calibrated = scores  # TableRanking.scores reports these: in [0, 1], the same on every question
-    # coverage orders tables (inside each source of a union: routing reads the table evidence
-    # alone); the reported scores stay calibrated
-    factor = np.ones(len(names), dtype=np.float32)
-    if coverage_power > 0 and question:
+    # coverage orders the tables of a single database (a union routes by its databases' coverage
+    # instead); the reported scores stay calibrated
+    if coverage_power > 0 and question and len(art.table_sources[1]) <= 1:
         cov = table_coverage(art, question, calibration)
         if cov is not None:
-            factor *= (np.maximum(cov, COVERAGE_FLOOR) ** coverage_power).astype(np.float32)
-    boost = np.zeros(len(names), dtype=np.float32)
+            scores = scores * (np.maximum(cov, COVERAGE_FLOOR) ** coverage_power).astype(np.float32)
     named = None
     if question and (name_boost > 0 or named_exempt != "none"):
         named = named_tables(art, question, name_shortened, name_abbreviations, name_missing, name_extended)
         if name_boost > 0:
             # in a dbt project a name repeats in every layer (raw.customers, stg_customers,
             # customers): only the consumer layer's table is lifted, as the layer prior wants
-            boost = np.float32(name_boost) * (named & consumer_layer(art))
+            scores = scores + np.float32(name_boost) * (named & consumer_layer(art))
         if named_exempt == "schemas":
             named = named | in_named_schema(art, question)
         elif named_exempt != "tables":
             named = None
     coverage = source_coverage(art, question or "", calibration) if route_coverage > 0 else None
-    routing = scores + boost
-    scores = scores * factor + boost
-    order, margin = route(art, routing, coverage, route_coverage, route_hedge, order_scores=scores)
+    order, margin = route(art, scores, coverage, route_coverage, route_hedge)
     if (schema_hedge is not None or schema_prior < 1.0) and len(art.table_sources[1]) <= 1:
         schema_ids, schemas = table_schemas(art)
         order = schema_prior_order(order, scores, schema_ids, len(schemas), schema_prior, named)

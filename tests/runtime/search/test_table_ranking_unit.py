@@ -198,13 +198,15 @@ def test_table_coverage_weights_words_by_how_few_tables_hold_them() -> None:
     assert covered.scores == plain.scores and covered.scores["customers"] > covered.scores["orders"]
 
 
-def test_in_a_union_coverage_orders_tables_inside_the_routed_database_only() -> None:
+def test_in_a_union_table_coverage_leaves_the_ranking_alone() -> None:
     art, rel = _union_art()
     q = "Which gold customers placed orders?"
     kw: dict[str, Any] = {"budget": 4, "question": q, "route_coverage": 0.0, "name_boost": 0.0}
-    # routing reads the table evidence alone: the league (teams 0.9) still comes first, however
-    # much more of the question the shop's tables cover
-    assert rank_tables_from_scores(art, rel, coverage_power=1.0, **kw).tables[0] == "teams"
+    # a union routes by its databases' coverage (source_coverage); table coverage would move the
+    # shop's orders (two of the four words) before the league's teams (one): it does not apply
+    plain = rank_tables_from_scores(art, rel, coverage_power=0.0, **kw).tables
+    assert rank_tables_from_scores(art, rel, coverage_power=1.0, **kw).tables == plain
+    assert plain[0] == "teams"
 
 
 def test_single_source_index_has_no_coverage_routing() -> None:
