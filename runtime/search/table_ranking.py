@@ -380,7 +380,10 @@ def rank_tables_from_scores(
     the tables of a named schema); ``name_shortened``: a name word the question writes in full
     also names (``indiv`` for "individual", ``rnaseq`` for "RNA sequencing");
     ``name_abbreviations``: so does a common short form of a question word (``yr`` for "year");
-    ``name_missing``: words a name of more than twice as many may lack and still be named.
+    ``name_missing``: words a name of more than twice as many may lack and still be named;
+    ``name_extended``: a question word also names the glued name word it begins (``bikeshare``
+    for "bike"); ``coverage_power``: tables of a single-database index are ordered by their
+    score times :func:`table_coverage` to this power (0: off; a union routes by coverage instead).
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
