@@ -128,6 +128,51 @@ def specificity(
     return total
 
 
+def twins_of(names: Sequence[str]) -> dict[str, str]:
+    """``{table: key}`` for tables whose names are equal but for whitespace and case to another's
+    (`` accident_2015`` beside ``accident_2015``: one relation exported twice); others absent."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(_SPACE.sub("", name.lower()), []).append(name)
+    return {m: key for key, members in groups.items() if len(members) > 1 for m in members}
+
+
+@per_artifact
+def table_twins(art: Any) -> dict[str, str]:
+    """:func:`twins_of` the artifact's tables, once per opened artifact (empty almost always)."""
+    return twins_of(list(art.table_names))
+
+
+def twins_last(ranked: Sequence[str], twins: Mapping[str, str]) -> list[str]:
+    """``ranked`` with each group of :func:`twins_of` taking one place: the plainest name (least
+    whitespace) where the best-ranked twin was, the others after every other table. A question
+    cannot tell twins apart, and a second copy would take a place another table needs. Nothing
+    is dropped (a budget the rest does not fill still shows it).
+
+    >>> names = ["s. accident_2015", "s.person_2015", "s.accident_2015"]
+    >>> twins_last(names, twins_of(names))
+    ['s.accident_2015', 's.person_2015', 's. accident_2015']
+    """
+    if not twins:
+        return list(ranked)
+    groups: dict[str, list[str]] = {}
+    for t in ranked:
+        if t in twins:
+            groups.setdefault(twins[t], []).append(t)
+    first: list[str] = []
+    later: list[str] = []
+    for t in ranked:
+        key = twins.get(t)
+        if key is None:
+            first.append(t)
+        elif key in groups:  # the group's first place goes to its plainest name
+            members = groups.pop(key)
+            plain = min(range(len(members)), key=lambda i: len(_SPACE.findall(members[i])))
+            first.append(members[plain])
+            later.extend(m for i, m in enumerate(members) if i != plain)
+    return first + later
+
+
 def family_order(
     ranked: Sequence[str], families: dict[str, str], question: str, slots: int, most_named: int = MAX_NAMED
 ) -> list[str]:

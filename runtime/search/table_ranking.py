@@ -44,7 +44,8 @@
   first kept tables.
 * **Families** (``family_slots``): tables equal but for their numbers (``GSOD2014`` ..
   ``GSOD2023``, ``DAY._20230118``; :mod:`.table_families`) take at most that many places,
-  the members the question's year/date names first.
+  the members the question's year/date names first; tables equal but for whitespace (one
+  relation exported twice) take one place (``table_families.twins_last``).
 * **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
   keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
   scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
@@ -84,7 +85,7 @@ from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_families import family_order, table_families
+from schemarag.runtime.search.table_families import family_order, table_families, table_twins, twins_last
 from schemarag.runtime.search.text_tokens import tokenize
 
 SECOND_WEIGHT = 0.3
@@ -431,6 +432,7 @@ def rank_tables_from_scores(
     candidates = ranked
     if family_slots is not None:
         candidates = family_order(ranked, table_families(art), question or "", family_slots, family_named)
+    candidates = twins_last(candidates, table_twins(art))
     for t in candidates:
         if len(kept) >= budget or (len(kept) >= least and score_of[t] < floor):
             break

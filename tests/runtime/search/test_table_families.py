@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from schemarag.runtime.search.table_families import families_of, family_order, question_numbers, specificity
+from schemarag.runtime.search.table_families import (
+    families_of,
+    family_order,
+    question_numbers,
+    specificity,
+    twins_last,
+    twins_of,
+)
 
 
 def test_families_need_three_members_equal_but_for_digits() -> None:
@@ -56,6 +63,24 @@ def test_dates_match_year_month_and_day() -> None:
     assert specificity("d._20210305", numbers, months) == 3
     assert specificity("d._20210306", numbers, months) == 2
     assert specificity("d._20200305", numbers, months) == 0
+
+
+def test_whitespace_twins_take_one_place_under_the_plainest_name() -> None:
+    # the family keeps both 2015 twins first; as one relation exported twice they take one place
+    names = [
+        " accident_2015",
+        "accident_2015",
+        " accident_2020",
+        "accident_2020",
+        "person_2015",
+        "vehicle_2015",
+    ]
+    ordered = family_order(names, families_of(names), "accidents in 2015", 1)
+    twins = twins_of(names)
+    assert set(twins) == set(names[:4]) and len(set(twins.values())) == 2
+    assert twins_last(ordered, twins)[:3] == ["accident_2015", "person_2015", "vehicle_2015"]
+    assert sorted(twins_last(ordered, twins)) == sorted(names)  # nothing dropped: twins come last
+    assert twins_of(["a", "b", "c"]) == {}
 
 
 def test_a_year_span_names_every_year_in_it() -> None:
