@@ -128,6 +128,67 @@ def specificity(
     return total
 
 
+MIN_SHARED_COLUMNS = 4  # fewer columns (id, name, code) say nothing about what a table holds
+
+
+def structures_of(
+    columns: Mapping[str, Sequence[str]], exclude: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``{table: key}`` for *structural families*: three or more tables of one schema with the
+    same set of column names (at least MIN_SHARED_COLUMNS), whatever their names. An export
+    splits one kind of table by subject as it splits by year: ``co_daily_summary`` ..
+    ``voc_daily_summary`` (one per pollutant), ``PLACES_ALABAMA`` .. (one per state),
+    ``posts_answers`` / ``posts_questions`` / ``posts_tag_wiki`` ... Tables of a digit family
+    (``exclude``: :func:`families_of`) are left to it.
+
+    >>> cols = {f"epa.{p}_daily": ["site", "date", "mean", "max"] for p in ("co", "no2", "so2")}
+    >>> sorted(set(structures_of({**cols, "epa.sites": ["site", "lat", "lon", "name"]}).values()))
+    ['epa|date,max,mean,site']
+    """
+    groups: dict[str, list[str]] = {}
+    for table, cols in columns.items():
+        names = sorted({c.lower() for c in cols})
+        if len(names) < MIN_SHARED_COLUMNS or (exclude and table in exclude):
+            continue
+        groups.setdefault(table.rpartition(".")[0] + "|" + ",".join(names), []).append(table)
+    return {t: key for key, members in groups.items() if len(members) >= MIN_MEMBERS for t in members}
+
+
+@per_artifact
+def table_structures(art: Any) -> dict[str, str]:
+    """:func:`structures_of` the artifact's tables (digit families excluded), once per opened
+    artifact."""
+    return structures_of({t: d.columns for t, d in art.ddl.items()}, table_families(art))
+
+
+def structure_order(
+    ranked: Sequence[str], structures: Mapping[str, str], named: set[str], slots: int
+) -> list[str]:
+    """``ranked`` with each structural family holding at most ``slots`` places for the members
+    the question does not name (``named``: :mod:`.named_tables`; those keep their place), best
+    ranked first; its other members follow every other table, in the same order (not dropped).
+
+    >>> fam = {t: "k" for t in ("pm10", "co", "so2", "voc")}
+    >>> structure_order(["co", "pm10", "so2", "sites", "voc"], fam, {"so2"}, 1)
+    ['co', 'so2', 'sites', 'pm10', 'voc']
+    """
+    if not structures:
+        return list(ranked)
+    used: dict[str, int] = {}
+    first: list[str] = []
+    later: list[str] = []
+    for t in ranked:
+        key = structures.get(t)
+        if key is None or t in named:
+            first.append(t)
+        elif used.get(key, 0) < slots:
+            first.append(t)
+            used[key] = used.get(key, 0) + 1
+        else:
+            later.append(t)
+    return first + later
+
+
 def twins_of(names: Sequence[str]) -> dict[str, str]:
     """``{table: key}`` for tables whose names are equal but for whitespace and case to another's
     (`` accident_2015`` beside ``accident_2015``: one relation exported twice); others absent."""

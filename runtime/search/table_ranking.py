@@ -45,7 +45,10 @@
 * **Families** (``family_slots``): tables equal but for their numbers (``GSOD2014`` ..
   ``GSOD2023``, ``DAY._20230118``; :mod:`.table_families`) take at most that many places,
   the members the question's year/date names first; tables equal but for whitespace (one
-  relation exported twice) take one place (``table_families.twins_last``).
+  relation exported twice) take one place (``table_families.twins_last``). A *structural*
+  family (``structure_slots``: tables of one schema with the same columns, ``co_daily_summary``
+  .. ``voc_daily_summary``) takes at most that many places for the members the question does
+  not name (``table_families.structure_order``); not in a union.
 * **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
   keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
   scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
@@ -85,7 +88,14 @@ from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_families import family_order, table_families, table_twins, twins_last
+from schemarag.runtime.search.table_families import (
+    family_order,
+    structure_order,
+    table_families,
+    table_structures,
+    table_twins,
+    twins_last,
+)
 from schemarag.runtime.search.text_tokens import tokenize
 
 SECOND_WEIGHT = 0.3
@@ -256,6 +266,14 @@ NAME_EXTENDED = True
 TABLE_COVERAGE = 0.2
 # The coverage factor of a table holding none of the question's words: 0.05 ** 0.2 = 0.55.
 COVERAGE_FLOOR = 0.05
+# Places a structural family (three or more tables of one schema with the same column names:
+# co_daily_summary .. voc_daily_summary; table_families.structures_of) may take for the members
+# the question does not name (named members keep their place; the rest follow every other
+# table); None: no limit. Not in a union. Chosen by leave-one-database-out on Spider 2.0-lite,
+# 158 databases (`schemarag eval --warehouse ... --cross-validate structures`, 2026-11-27; 2 /
+# None / 1 / 3): all 158 folds pick 2, held out nontrivial CR@20 0.893 -> 0.904, CR@10 0.890 ->
+# 0.896 (docs/ranking.md "Families").
+STRUCTURE_SLOTS: int | None = 2
 
 
 @dataclass(frozen=True)
@@ -359,6 +377,7 @@ def rank_tables_from_scores(
     name_missing: int = NAME_MISSING,
     name_extended: bool = NAME_EXTENDED,
     coverage_power: float = TABLE_COVERAGE,
+    structure_slots: int | None = STRUCTURE_SLOTS,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
@@ -385,6 +404,9 @@ def rank_tables_from_scores(
     ``name_extended``: a question word also names the glued name word it begins (``bikeshare``
     for "bike"); ``coverage_power``: tables of a single-database index are ordered by their
     score times :func:`table_coverage` to this power (0: off; a union routes by coverage instead).
+    ``structure_slots``: in a single-database index, places a structural family (tables of one
+    schema with the same columns: ``table_families.structures_of``) may take for members the
+    question does not name; the rest follow every other table (None: no limit).
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
@@ -397,8 +419,10 @@ def rank_tables_from_scores(
         if cov is not None:
             scores = scores * (np.maximum(cov, COVERAGE_FLOOR) ** coverage_power).astype(np.float32)
     named = None
-    if question and (name_boost > 0 or named_exempt != "none"):
+    named_set: set[str] = set()  # tables the question names: they keep their place in a structure
+    if question and (name_boost > 0 or named_exempt != "none" or structure_slots is not None):
         named = named_tables(art, question, name_shortened, name_abbreviations, name_missing, name_extended)
+        named_set = {names[i] for i in np.flatnonzero(named).tolist()}
         if name_boost > 0:
             # in a dbt project a name repeats in every layer (raw.customers, stg_customers,
             # customers): only the consumer layer's table is lifted, as the layer prior wants
@@ -432,6 +456,8 @@ def rank_tables_from_scores(
     candidates = ranked
     if family_slots is not None:
         candidates = family_order(ranked, table_families(art), question or "", family_slots, family_named)
+    if structure_slots is not None and len(art.table_sources[1]) <= 1:
+        candidates = structure_order(candidates, table_structures(art), named_set, structure_slots)
     candidates = twins_last(candidates, table_twins(art))
     for t in candidates:
         if len(kept) >= budget or (len(kept) >= least and score_of[t] < floor):

@@ -84,6 +84,9 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
     # table_ranking.table_coverage) x whether a question word names the glued name word it
     # begins ("bike" -> bikeshare; named_tables.NamePostings.extended)
     "evidence": [{"coverage_power": p, "name_extended": e} for p in (0.2, 0.0, 0.1) for e in (True, False)],
+    # places a structural family (tables of one schema with the same columns; table_families.
+    # structures_of) may take for members the question does not name (None: no limit)
+    "structures": [{"structure_slots": s} for s in (2, None, 1, 3)],
     # the chunk score's blend (scoring.Calibration, chosen on BIRD): weight of dense similarity
     # x the floor lexical evidence alone keeps; the question is re-scored per pair
     "calibration": [

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from schemarag.runtime.search.table_families import (
     families_of,
     family_order,
     question_numbers,
     specificity,
+    structure_order,
+    structures_of,
     twins_last,
     twins_of,
 )
@@ -149,3 +153,58 @@ def test_a_number_every_member_carries_names_none_of_them() -> None:
     assert order[:2] == ["t.DNA_METHYLATION_CHR1_HG38", "t.RNASEQ_HG38"]
     # naming a chromosome still picks it
     assert family_order(ranked, fams, "methylation on chromosome 17 in hg38", 1)[0] == chromosomes[16]
+
+
+def test_tables_of_one_schema_with_the_same_columns_are_a_structural_family() -> None:
+    daily = ["site", "date", "mean", "max", "units"]
+    columns = {f"epa.{p}_daily_summary": daily for p in ("co", "no2", "so2", "voc")}
+    columns |= {
+        "epa.sites": ["site", "lat", "lon", "name"],
+        "other.co_daily_summary": daily,  # another schema: not a member
+        "epa.lookup_a": ["id", "name"],  # too few columns to say anything
+        "epa.lookup_b": ["id", "name"],
+        "epa.lookup_c": ["id", "name"],
+    }
+    fams = structures_of(columns)
+    assert set(fams) == {f"epa.{p}_daily_summary" for p in ("co", "no2", "so2", "voc")}
+    # tables of a digit family are left to it
+    assert structures_of(columns, exclude={"epa.co_daily_summary": "x"}).keys() == {
+        f"epa.{p}_daily_summary" for p in ("no2", "so2", "voc")
+    }
+
+
+def test_a_structural_family_keeps_named_members_and_its_places_then_lets_others_in() -> None:
+    fams = {f"{p}_daily": "k" for p in ("co", "no2", "so2", "voc", "o3")}
+    ranked = ["co_daily", "no2_daily", "o3_daily", "so2_daily", "sites", "monitors", "voc_daily"]
+    # "SO2 and VOC" name two members; two more places for the best unnamed ones, then the rest
+    assert structure_order(ranked, fams, {"so2_daily", "voc_daily"}, 2) == [
+        "co_daily",
+        "no2_daily",
+        "so2_daily",
+        "sites",
+        "monitors",
+        "voc_daily",
+        "o3_daily",
+    ]
+    assert structure_order(ranked, {}, set(), 1) == ranked
+
+
+def test_the_ranking_gives_a_structural_family_its_places_and_the_lookup_the_next() -> None:
+    from tiny_support import in_memory_artifact
+
+    from schemarag.runtime.search.table_ranking import rank_tables_from_scores
+
+    cols = [{"name": c} for c in ("site", "date", "mean", "max")]
+    pollutants = [f"{p}_daily_summary" for p in ("co", "no2", "so2", "voc")]
+    schema = {
+        "name": "epa",
+        "tables": [{"name": t, "columns": cols} for t in pollutants]
+        + [{"name": "sites", "columns": [{"name": "site"}, {"name": "city"}]}],
+    }
+    art = in_memory_artifact(schema, [(t["name"], "table", None) for t in schema["tables"]])
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5], dtype=np.float32)  # sites ranks last
+    kw = {"fk_expand": False, "question": "pollution readings for each place", "coverage_power": 0.0}
+    assert "sites" not in rank_tables_from_scores(art, scores, 3, structure_slots=None, **kw).tables
+    # one place for the family's unnamed members: the best one keeps it, the lookup comes next
+    kept = rank_tables_from_scores(art, scores, 3, structure_slots=1, **kw).tables
+    assert kept == ["co_daily_summary", "sites", "no2_daily_summary"]
