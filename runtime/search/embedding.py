@@ -205,6 +205,7 @@ class Embedder:
         self.tokenizer_checksum = tokenizer_sha256(tok)
         self.dimension = int(self.spec.dimension or DEFAULT_DIMENSION)
         self._model_obj = None  # loaded on first embed: computing a key needs only the checksum
+        self._pieces = None  # the tokenizer alone, loaded on first word_pieces
 
     @property
     def _model(self):
@@ -223,6 +224,20 @@ class Embedder:
                     f"cannot load embedding model {self.spec.name!r} from {self.model_dir}: {exc}"
                 ) from exc
         return self._model_obj
+
+    def word_pieces(self, word: str) -> int:
+        """How many WordPiece tokens the model's tokenizer splits ``word`` into: 1 for a word in
+        its vocabulary (common English), more for a rare one (``psoriasis``); the mentions of
+        :mod:`~schemarag.runtime.search.value_mentions` are told apart by it."""
+        if self._pieces is None:
+            from tokenizers import Tokenizer
+
+            folder = self.model_dir if (self.model_dir / "tokenizer.json").is_file() else TOKENIZER_DIR
+            pieces = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            pieces.no_padding()  # the file pads every text to 128 ids
+            pieces.no_truncation()
+            self._pieces = pieces
+        return len(self._pieces.encode(word, add_special_tokens=False).ids)
 
     @classmethod
     def get(cls, spec: ModelSpec | None = None) -> Embedder:

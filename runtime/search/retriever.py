@@ -48,10 +48,12 @@ from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult,
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import (
     ADAPTIVE_BUDGET,
+    MENTION_LEAD,
     AdaptiveBudget,
     ColumnPolicy,
     resolve_focus,
 )
+from schemarag.runtime.search.value_mentions import MentionHit, mention_hits, mention_spans
 from schemarag.runtime.search.versions import ServedVersion
 
 __all__ = ["PinnedIndex", "Retriever", "question_windows"]
@@ -253,6 +255,22 @@ class Retriever:
             timings["search"] = (time.perf_counter() - t2) * 1000
         return scores
 
+    def mention_hits(self, question: str, art: IndexArtifact) -> list[MentionHit]:
+        """The question's value mentions and their best tables (:mod:`.value_mentions`); empty for a
+        union (routing decides there) or when mentions are off (``MENTION_LEAD`` None). Each
+        mention is embedded alone; the vectors share the question LRU cache."""
+        if MENTION_LEAD is None or len(art.table_sources[1]) > 1 or self.embedder is None:
+            return []
+        spans = mention_spans(art, question, self.embedder.word_pieces)
+        if not spans:
+            return []
+        key = "\x1fmentions\x1e" + "\x1e".join(spans)
+        vecs = self._qcache.get(key)
+        if vecs is None:
+            vecs = self.embedder.query_embed(spans)
+            self._qcache.put(key, vecs)
+        return mention_hits(art, spans, vecs)
+
     # ---------------------------------------------------------------- public API
     def search(
         self,
@@ -352,7 +370,14 @@ class Retriever:
         )
         if table_budget and chunks:
             ranking = focused_ranking(
-                art, rel, table_budget, question, policy, budget_rule, calibration=self.calibration
+                art,
+                rel,
+                table_budget,
+                question,
+                policy,
+                budget_rule,
+                calibration=self.calibration,
+                mentions=self.mention_hits(question, art),
             )
             picks = neighbour_picks(ranking)
             result.ranking = ranking
@@ -437,4 +462,5 @@ class PinnedIndex:
             resolved,
             fk_expand=fk_expand,
             calibration=self.retriever.calibration,
+            mentions=self.retriever.mention_hits(question, self.artifact),
         )

@@ -49,6 +49,10 @@
   family (``structure_slots``: tables of one schema with the same columns, ``co_daily_summary``
   .. ``voc_daily_summary``) takes at most that many places for the members the question does
   not name (``table_families.structure_order``); not in a union.
+* **Value mentions** (``mention_lead``): question words no chunk holds that look like values
+  ("California", "psoriasis"), embedded alone, find their table by its best chunk's cosine
+  (:mod:`.value_mentions`; the retriever computes them); a clear one moves its table to just
+  after the first ``mention_lead`` places. Not in a union.
 * **Column focus**: tables scoring at least ``table_ratio`` of the best are *strong*; each
   keeps its best columns (``columns_by_rank``: more for better-ranked tables), every column
   scoring ``column_ratio`` of the best column anywhere, and columns the question names. Weak
@@ -72,6 +76,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -97,6 +102,7 @@ from schemarag.runtime.search.table_families import (
     twins_last,
 )
 from schemarag.runtime.search.text_tokens import tokenize
+from schemarag.runtime.search.value_mentions import MentionHit, move_mentions
 
 SECOND_WEIGHT = 0.3
 NEIGHBOUR_RATIO = 0.5
@@ -264,6 +270,15 @@ NAME_MISSING = 1
 # folds pick both, held out CR@5 0.720 -> 0.744 (docs/ranking.md "Coverage and glued words").
 NAME_EXTENDED = True
 TABLE_COVERAGE = 0.2
+# Value mentions (value_mentions.py: question words the schema does not know, embedded alone, find
+# their table): a mention's best table, when it leads the runner-up by MENTION_MARGIN of its
+# cosine, moves to just after the first MENTION_LEAD places; None: off. Not in a union. Chosen
+# by leave-one-database-out on Spider 2.0-lite, 158 databases (`schemarag eval --warehouse ...
+# --cross-validate mentions`, 2026-11-27, with structural families; lead 5 / off / 8 / 3 x
+# margin 0 / 0.05 / 0.1): 157 of 158 folds pick lead 5, margin 0.05; held out CR@10 0.896 ->
+# 0.899, CR@5 and CR@20 unchanged (docs/ranking.md "Value mentions").
+MENTION_LEAD: int | None = 5
+MENTION_MARGIN = 0.05
 # The coverage factor of a table holding none of the question's words: 0.05 ** 0.2 = 0.55.
 COVERAGE_FLOOR = 0.05
 # Places a structural family (three or more tables of one schema with the same column names:
@@ -378,6 +393,9 @@ def rank_tables_from_scores(
     name_extended: bool = NAME_EXTENDED,
     coverage_power: float = TABLE_COVERAGE,
     structure_slots: int | None = STRUCTURE_SLOTS,
+    mentions: Sequence[MentionHit] | None = None,
+    mention_lead: int | None = MENTION_LEAD,
+    mention_margin: float = MENTION_MARGIN,
 ) -> TableRanking:
     """The focused schema's tables (at most ``budget``) and, per table, what it shows.
 
@@ -407,6 +425,10 @@ def rank_tables_from_scores(
     ``structure_slots``: in a single-database index, places a structural family (tables of one
     schema with the same columns: ``table_families.structures_of``) may take for members the
     question does not name; the rest follow every other table (None: no limit).
+    ``mentions``: the question's value mentions and their best tables
+    (:func:`~.value_mentions.mention_hits`; the retriever computes them); in a single-database index
+    each whose table leads the runner-up by ``mention_margin`` moves to just after the first
+    ``mention_lead`` places (None: off).
     """
     policy = policy or DEFAULT_COLUMN_POLICY
     names = art.table_names
@@ -459,6 +481,9 @@ def rank_tables_from_scores(
     if structure_slots is not None and len(art.table_sources[1]) <= 1:
         candidates = structure_order(candidates, table_structures(art), named_set, structure_slots)
     candidates = twins_last(candidates, table_twins(art))
+    if mentions and mention_lead is not None and len(art.table_sources[1]) <= 1:
+        picks = [names[h.table] for h in mentions if h.clear(mention_margin)]
+        candidates = move_mentions(candidates, picks, mention_lead)
     for t in candidates:
         if len(kept) >= budget or (len(kept) >= least and score_of[t] < floor):
             break

@@ -188,6 +188,8 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
     kept_by_budget: dict[int, list[str]] = {}
     top = max(budgets)
 
+    hits: list[Any] = []
+
     def rank(rel: Any, budget: int) -> TableRanking:
         return rank_tables_from_scores(
             source.retriever.artifact,
@@ -198,12 +200,16 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
             adaptive=config.adaptive,
             join_paths=config.join_paths,
             route_hedge=ROUTE_HEDGE if config.hedging else None,
+            mentions=hits,
         )
 
-    # Timed first, with the query-embedding cache cleared: latency includes embedding the question.
+    # Timed first, with the query-embedding cache cleared: latency includes embedding the question
+    # (and its value mentions, as serving does).
     source.retriever.clear_query_cache()
     started = time.perf_counter()
     rel, _, _ = source.retriever.score_chunks(text, method)
+    if method != "bm25":
+        hits = source.retriever.mention_hits(text, source.retriever.artifact)
     ranking = rank(rel, top)
     levels, parts = focused_parts(source.db, ranking, source.ddl)
     focused = "\n\n".join(parts.values())

@@ -226,12 +226,14 @@ def run_questions(
                     units.append(u)
             for overrides, members in scorings.items():
                 rel = None
+                hits = []
                 score_ms = 0.0
                 if retriever is not None:
                     retriever.calibration = replace(base, **dict(overrides))
                     retriever.clear_query_cache()
                     started = time.perf_counter()
                     rel, _, _ = retriever.score_chunks(q.question, "hybrid")
+                    hits = retriever.mention_hits(q.question, retriever.artifact)
                     score_ms = (time.perf_counter() - started) * 1000.0
                 for k in members:
                     rec = Record(q.question_id, q.db, q.engine, len(names), units, question=q.question)
@@ -244,6 +246,7 @@ def run_questions(
                                 b,
                                 question=q.question,
                                 calibration=retriever.calibration,
+                                mentions=hits,
                                 **kwargs[k],
                             )
                             if b == top:

@@ -87,6 +87,12 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
     # places a structural family (tables of one schema with the same columns; table_families.
     # structures_of) may take for members the question does not name (None: no limit)
     "structures": [{"structure_slots": s} for s in (2, None, 1, 3)],
+    # value mentions (value_mentions.py): a mention's best table moves to just after the first `lead`
+    # places when it leads the runner-up table by `margin` of its cosine (lead None: off)
+    "mentions": [
+        {"mention_lead": lead, "mention_margin": m}
+        for lead, m in ((5, 0.05), (None, 0.0), (5, 0.0), (5, 0.1), (8, 0.0), (8, 0.05), (8, 0.1), (3, 0.05))
+    ],
     # the chunk score's blend (scoring.Calibration, chosen on BIRD): weight of dense similarity
     # x the floor lexical evidence alone keeps; the question is re-scored per pair
     "calibration": [
