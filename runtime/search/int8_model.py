@@ -22,7 +22,8 @@ the two kinds, and BirdUnion CR@15 0.9765 on an AVX-512 VNNI Xeon but 0.9746 on 
 :func:`unsigned_weights` shifts every weight and its zero point by +128 (u8 x u8, which ONNX
 Runtime widens to 16 bits before multiplying and so never saturates). ``(w+128) - (z+128) ==
 w - z``: the integer products are unchanged, so VNNI machines compute exactly what they did,
-and AVX2 machines now compute the same (query embedding p50 4.2 -> 5.1 ms on the AVX2 EPYC).
+and AVX2 machines now compute the same (on the AVX2 EPYC, quiet: query embedding p50 2.3-2.9 ms
+signed, 2.8-2.9 ms unsigned; docs/embedding-model.md "Unsigned weights").
 """
 
 from __future__ import annotations
@@ -106,10 +107,10 @@ def unsigned_weights(path: Path) -> int:
             node.input.extend([""] * (4 - len(node.input)))
             node.input[3] = zero
         for name in (weight, zero):
-            arr = numpy_helper.to_array(inits[name])
-            if name in shifted:
+            if name in shifted:  # a zero point several nodes share is shifted once
                 continue
-            inits[name].CopyFrom(numpy_helper.from_array((arr.astype(np.int16) + 128).astype(np.uint8), name))
+            arr = numpy_helper.to_array(inits[name]).astype(np.int16) + 128
+            inits[name].CopyFrom(numpy_helper.from_array(arr.astype(np.uint8), name))
             shifted.add(name)
         count += 1
     onnx.save(model, str(path))

@@ -434,9 +434,12 @@ def rank_tables_from_scores(
     names = art.table_names
     scores = apply_layer_prior(art, table_scores(art, rel))  # dbt: marts before staging/sources
     calibrated = scores  # TableRanking.scores reports these: in [0, 1], the same on every question
+    # coverage, schema hedging, structures and mentions order the tables of one database; a union
+    # routes between databases instead
+    single = len(art.table_sources[1]) <= 1
     # coverage orders the tables of a single database (a union routes by its databases' coverage
     # instead); the reported scores stay calibrated
-    if coverage_power > 0 and question and len(art.table_sources[1]) <= 1:
+    if coverage_power > 0 and question and single:
         cov = table_coverage(art, question, calibration)
         if cov is not None:
             scores = scores * (np.maximum(cov, COVERAGE_FLOOR) ** coverage_power).astype(np.float32)
@@ -455,7 +458,7 @@ def rank_tables_from_scores(
             named = None
     coverage = source_coverage(art, question or "", calibration) if route_coverage > 0 else None
     order, margin = route(art, scores, coverage, route_coverage, route_hedge)
-    if (schema_hedge is not None or schema_prior < 1.0) and len(art.table_sources[1]) <= 1:
+    if (schema_hedge is not None or schema_prior < 1.0) and single:
         schema_ids, schemas = table_schemas(art)
         order = schema_prior_order(order, scores, schema_ids, len(schemas), schema_prior, named)
         if schema_hedge is not None:
@@ -478,10 +481,10 @@ def rank_tables_from_scores(
     candidates = ranked
     if family_slots is not None:
         candidates = family_order(ranked, table_families(art), question or "", family_slots, family_named)
-    if structure_slots is not None and len(art.table_sources[1]) <= 1:
+    if structure_slots is not None and single:
         candidates = structure_order(candidates, table_structures(art), named_set, structure_slots)
     candidates = twins_last(candidates, table_twins(art))
-    if mentions and mention_lead is not None and len(art.table_sources[1]) <= 1:
+    if mentions and mention_lead is not None and single:
         picks = [names[h.table] for h in mentions if h.clear(mention_margin)]
         candidates = move_mentions(candidates, picks, mention_lead)
     for t in candidates:

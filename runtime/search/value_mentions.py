@@ -62,14 +62,19 @@ def mention_spans(art: Any, question: str, pieces: Callable[[str], int]) -> list
     """
     spans: list[str] = []
     run: list[str] = []
+    prev_end = 0
+    last = ""  # the last non-space character before the current word ("": the question's start)
     for m in _WORD.finditer(question):
         word = m.group()
+        gap = question[prev_end : m.start()].rstrip()  # only the text since the previous word
+        if gap:
+            last = gap[-1]
+        sentence_start = not last or last in _SENTENCE_END
+        last, prev_end = word[-1], m.end()
         tokens = tokenize(word)
-        before = question[: m.start()].rstrip()
-        sentence_start = not before or before[-1] in _SENTENCE_END
         unknown = bool(tokens) and all(t not in art.vocab and not t.isdigit() for t in tokens)
-        value_like = (word[0].isupper() and not sentence_start) or pieces(word.lower()) >= 2
-        if unknown and value_like:
+        # the tokenizer is asked only about unknown words
+        if unknown and ((word[0].isupper() and not sentence_start) or pieces(word.lower()) >= 2):
             run.append(word)
             continue
         if run:
