@@ -462,5 +462,6 @@ class PinnedIndex:
             resolved,
             fk_expand=fk_expand,
             calibration=self.retriever.calibration,
-            mentions=self.retriever.mention_hits(question, self.artifact),
+            # the lexical-only method embeds nothing, mentions included (as the evaluation does)
+            mentions=self.retriever.mention_hits(question, self.artifact) if method != "bm25" else None,
         )

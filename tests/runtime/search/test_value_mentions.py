@@ -89,3 +89,20 @@ def test_the_retriever_embeds_mentions_alone_with_the_index_model(ecommerce: Ret
     assert 0 <= hits[0].table < len(art.table_names) and hits[0].best >= hits[0].runner_up
     assert ecommerce.embedder.word_pieces("orders") == 1 and ecommerce.embedder.word_pieces("psoriasis") > 1
     assert ecommerce.mention_hits("How many orders were placed last month?", art) == []
+
+
+def test_the_lexical_only_method_embeds_no_mention(ecommerce: Retriever, monkeypatch) -> None:
+    question = "How many orders were shipped to customers in Wisconsin last month?"
+    embed = ecommerce.embedder.query_embed
+    calls: list[list[str]] = []
+
+    def counted(texts: list[str]):  # the real model, counted
+        calls.append(list(texts))
+        return embed(texts)
+
+    monkeypatch.setattr(ecommerce.embedder, "query_embed", counted)
+    ecommerce.clear_query_cache()
+    ecommerce.rank_tables(question, 5, method="bm25")
+    assert calls == []  # neither the question nor its mention reached the model
+    ecommerce.rank_tables(question, 5)
+    assert ["Wisconsin"] in calls  # the hybrid method embeds the mention alone
