@@ -75,7 +75,7 @@ eval-bird: install
 # knobs chosen by leave-one-database-out. Prints the per-engine import/build table first.
 # Subsets for fast iteration: make eval-warehouse WH_ARGS="--engines sqlite" (or --dbs a,b).
 WAREHOUSE ?= ../shared/benchmarks/spider2_lite
-WH_CV ?= mentions
+WH_CV ?= joins
 WH_ARGS ?=
 eval-warehouse: install
 	nice $(BIN)/schemarag eval --warehouse $(WAREHOUSE) --work build/warehouse --cross-validate $(WH_CV) \

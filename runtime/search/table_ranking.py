@@ -41,7 +41,7 @@
   brings the tables on its cheapest join path to them (at most JOIN_PATH_HOPS hops, declared
   edges cheaper than inferred ones: :mod:`.join_graph`), inserted right after it, so budget goes
   to connectivity before the lowest-ranked lexical matches; ``join_top`` limits this to the
-  first kept tables.
+  first kept tables. On by default in a single-database index (``JOIN_PATHS``), not in a union.
 * **Families** (``family_slots``): tables equal but for their numbers (``GSOD2014`` ..
   ``GSOD2023``, ``DAY._20230118``; :mod:`.table_families`) take at most that many places,
   the members the question's year/date names first; tables equal but for whitespace (one
@@ -131,6 +131,14 @@ FAMILY_NAMED = 8
 # they chose 0.7 in 153 of 158, within a question or two of None at every budget). The keys
 # still mark the DDL and make the join graph that join-path completion (`join_paths`) walks.
 INFERRED_NEIGHBOUR_RATIO: float | None = None
+# Join-path completion (complete_join_paths): True / False everywhere; None: in a single-database
+# index, not in a union (routing picks the database there, and the BIRD folds never chose it).
+# Chosen by leave-one-database-out on Spider 2.0-lite (`schemarag eval --warehouse ...
+# --cross-validate joins`, 2026-11-27, seventh round, with structural families and value
+# mentions): 156 of 158 folds pick completion of every kept table without inferred-key expansion;
+# held out CR@5/10/20 0.737/0.903/0.962 against 0.742/0.899/0.962 without (docs/ranking.md
+# "Using them at query time"). Earlier rounds' folds did not choose it.
+JOIN_PATHS: bool | None = None
 
 
 def table_scores(art: IndexArtifact, rel: np.ndarray) -> np.ndarray:
@@ -375,7 +383,7 @@ def rank_tables_from_scores(
     question: str | None = None,
     policy: ColumnPolicy | None = None,
     adaptive: AdaptiveBudget | None = None,
-    join_paths: bool = False,
+    join_paths: bool | None = JOIN_PATHS,
     route_coverage: float = ROUTE_COVERAGE_POWER,
     calibration: Calibration = DEFAULT_CALIBRATION,
     route_hedge: RouteHedge | None = ROUTE_HEDGE,
@@ -407,7 +415,8 @@ def rank_tables_from_scores(
     ``route_coverage``: the exponent of term coverage in union routing (0 turns it off);
     ``route_hedge``: places for close runner-up databases (None turns it off).
     ``inferred_ratio``: FK expansion over inferred keys (None: declared keys only);
-    ``join_top``: join-path completion only for the first that many kept tables (None: all).
+    ``join_paths``: join-path completion (:func:`complete_join_paths`; None: in a single-database
+    index only); ``join_top``: only for the first that many kept tables (None: all).
     ``family_slots``: places a table family may take, the members the question's numbers name
     first (:mod:`.table_families`; None: no limit); ``family_named``: at most that many named
     members come first. ``schema_hedge``: in a single-source index of several schemas, close
@@ -504,7 +513,7 @@ def rank_tables_from_scores(
                     break
                 if n not in kept and score_of[n] >= ratio * score_of[t] and score_of[n] > 0:
                     kept.append(n)
-    if join_paths:
+    if join_paths or (join_paths is None and single):
         kept = complete_join_paths(join_edges(art), kept, budget, join_top)
     # the name boost orders tables; the scores reported (and column focus) stay the calibrated ones
     scores_kept = {t: evidence_of[t] for t in kept}

@@ -123,7 +123,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="score exactly what retrieve/generate/HTTP/MCP serve with this focus: Retriever.search "
         "(ranking, columns, compact cap) and the served text, docs included (context ratio)",
     )
-    parser.add_argument("--join-paths", action="store_true", help="complete FK join paths of kept tables")
+    parser.add_argument(
+        "--join-paths",
+        action="store_true",
+        help="complete FK join paths of kept tables in every index, unions too "
+        "(default: in single-database indexes only, as served)",
+    )
     parser.add_argument(
         "--no-hedging", action="store_true", help="ablation: union routing without RouteHedge"
     )
@@ -203,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         progress_every=max(1, args.progress_every or (10 if bars else 100)),
         progress=progress,
         data=Path(args.data) if getattr(args, "data", None) else None,
-        join_paths=args.join_paths,
+        join_paths=True if args.join_paths else None,
         hedging=not args.no_hedging,
         abbreviations=args.abbreviations,
         compounds=not args.no_compounds,

@@ -35,6 +35,7 @@ from schemarag.runtime.errors import ConfigError
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import (
     DEFAULT_COLUMN_POLICY,
+    JOIN_PATHS,
     ROUTE_COVERAGE_POWER,
     ROUTE_HEDGE,
     AdaptiveBudget,
@@ -59,7 +60,7 @@ class Knobs:
     calibration: Calibration = DEFAULT_CALIBRATION
     policy: ColumnPolicy = DEFAULT_COLUMN_POLICY
     adaptive: AdaptiveBudget | None = None
-    join_paths: bool = False
+    join_paths: bool | None = JOIN_PATHS  # None: in a single-database index (table_ranking)
     route_coverage: float = ROUTE_COVERAGE_POWER
     route_hedge: RouteHedge | None = ROUTE_HEDGE
 

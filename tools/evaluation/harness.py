@@ -57,7 +57,7 @@ class EvalConfig:
     progress: Callable[[int, int], None] | None = None
     data: Path | None = None  # the import folder: its inputs.json labels the setting
     adaptive: AdaptiveBudget | None = None  # adaptive table budget (None: fixed budgets)
-    join_paths: bool = False
+    join_paths: bool | None = None  # None: the shipped JOIN_PATHS (single-database indexes)
     hedging: bool = True  # union routing hedging (False: the ablation without it)
     abbreviations: bool = False  # question words also match their abbreviations (opt-in)
     compounds: bool = True  # adjacent question words also match the term they spell (False: ablation)

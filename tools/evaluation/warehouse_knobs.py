@@ -19,13 +19,13 @@ def _hedge(h: tuple[float, int, int, int] | None) -> dict[str, Any] | None:
 
 
 _GRIDS: dict[str, list[dict[str, Any]]] = {
-    "join_paths": [{"join_paths": False}, {"join_paths": True}],
+    "join_paths": [{"join_paths": True}, {"join_paths": False}],
     # FK expansion over inferred keys (ratio of the kept table's score a neighbour needs; None:
-    # declared keys only) x join-path completion (off, the first 3 / 5 kept tables, all)
+    # declared keys only) x join-path completion (all kept tables, off, the first 3 / 5)
     "joins": [
         {"inferred_ratio": ratio, "join_paths": top != 0, "join_top": top or None}
         for ratio in (None, 0.5, 0.3, 0.7, 0.9)
-        for top in (0, 3, 5, None)
+        for top in (None, 0, 3, 5)
     ],
     # places a family of near-identical tables may take (None: no limit; table_families.py) x
     # how many members the question's numbers name may come first

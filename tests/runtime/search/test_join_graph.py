@@ -55,3 +55,45 @@ def test_completion_spends_budget_on_connectivity_before_the_weakest_match() -> 
     out = complete_join_paths(g, ranked, budget=4)
     assert out == ["employees", "projects", "assignments", "badges_noise"]  # "other" made room
     assert complete_join_paths(g, ranked, budget=4, top=1) == ranked  # only the first table is bridged
+
+
+def _hr_schema(union: bool) -> dict:
+    """employees and projects joined only through the assignments bridge (inferred keys), beside
+    two unrelated tables; ``union``: the second of them comes from another source database."""
+    fk = {"inferred": True, "confidence": 0.8}
+    tables = [
+        {"name": "employees", "columns": [{"name": "id"}, {"name": "name"}]},
+        {"name": "projects", "columns": [{"name": "id"}, {"name": "title"}]},
+        {"name": "noise_a", "columns": [{"name": "x"}]},
+        {"name": "noise_b", "columns": [{"name": "y"}]},
+        {"name": "assignments", "columns": [
+            {"name": "employee_id", "foreign_key": {"table": "employees", "column": "id", **fk}},
+            {"name": "project_id", "foreign_key": {"table": "projects", "column": "id", **fk}}]},
+    ]  # fmt: skip
+    if union:
+        for t in tables:
+            t["database"] = "misc" if t["name"] == "noise_b" else "hr"
+    return {"name": "hr", "tables": tables}
+
+
+def test_the_ranking_completes_join_paths_in_one_database_not_in_a_union() -> None:
+    import numpy as np
+    from tiny_support import in_memory_artifact
+
+    from schemarag.runtime.search.table_ranking import rank_tables_from_scores
+
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.1], dtype=np.float32)  # the bridge ranks last
+    kw = {"fk_expand": False, "coverage_power": 0.0, "route_hedge": None}
+    single = _hr_schema(union=False)
+    art = in_memory_artifact(single, [(t["name"], "table", None) for t in single["tables"]])
+    # by default the bridge takes the place of the weakest lexical match
+    assert rank_tables_from_scores(art, scores, 3, **kw).tables == ["employees", "projects", "assignments"]
+    assert rank_tables_from_scores(art, scores, 3, join_paths=False, **kw).tables == [
+        "employees",
+        "projects",
+        "noise_a",
+    ]
+    union = _hr_schema(union=True)
+    art = in_memory_artifact(union, [(t["name"], "table", None) for t in union["tables"]])
+    assert "assignments" not in rank_tables_from_scores(art, scores, 3, **kw).tables  # routing decides
+    assert "assignments" in rank_tables_from_scores(art, scores, 3, join_paths=True, **kw).tables
