@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         progress_every=max(1, args.progress_every or (10 if bars else 100)),
         progress=progress,
         data=Path(args.data) if getattr(args, "data", None) else None,
-        join_paths=True if args.join_paths else None,
+        join_paths=True if args.join_paths else EvalConfig.join_paths,
         hedging=not args.no_hedging,
         abbreviations=args.abbreviations,
         compounds=not args.no_compounds,

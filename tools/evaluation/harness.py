@@ -22,6 +22,7 @@ from typing import Any
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.table_ranking import (
+    JOIN_PATHS,
     ROUTE_HEDGE,
     AdaptiveBudget,
     adaptive_knobs,
@@ -57,7 +58,7 @@ class EvalConfig:
     progress: Callable[[int, int], None] | None = None
     data: Path | None = None  # the import folder: its inputs.json labels the setting
     adaptive: AdaptiveBudget | None = None  # adaptive table budget (None: fixed budgets)
-    join_paths: bool | None = None  # None: the shipped JOIN_PATHS (single-database indexes)
+    join_paths: bool | None = JOIN_PATHS  # None: in single-database indexes (table_ranking)
     hedging: bool = True  # union routing hedging (False: the ablation without it)
     abbreviations: bool = False  # question words also match their abbreviations (opt-in)
     compounds: bool = True  # adjacent question words also match the term they spell (False: ablation)
