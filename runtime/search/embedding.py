@@ -201,8 +201,8 @@ class Embedder:
         self.model_dir = folder
         self.checksum = file_sha256(weights)
         # the catalogue's models all use the packaged tokenizer files; a custom folder its own
-        tok = folder if (folder / "tokenizer.json").is_file() else TOKENIZER_DIR
-        self.tokenizer_checksum = tokenizer_sha256(tok)
+        self.tokenizer_dir = folder if (folder / "tokenizer.json").is_file() else TOKENIZER_DIR
+        self.tokenizer_checksum = tokenizer_sha256(self.tokenizer_dir)
         self.dimension = int(self.spec.dimension or DEFAULT_DIMENSION)
         self._model_obj = None  # loaded on first embed: computing a key needs only the checksum
         self._pieces = None  # the tokenizer alone, loaded on first word_pieces
@@ -232,8 +232,7 @@ class Embedder:
         if self._pieces is None:
             from tokenizers import Tokenizer
 
-            folder = self.model_dir if (self.model_dir / "tokenizer.json").is_file() else TOKENIZER_DIR
-            pieces = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            pieces = Tokenizer.from_file(str(self.tokenizer_dir / "tokenizer.json"))
             pieces.no_padding()  # the file pads every text to 128 ids
             pieces.no_truncation()
             self._pieces = pieces
@@ -306,8 +305,8 @@ class StaticEmbedder(Embedder):
         if self._model_obj is None:
             from schemarag.runtime.search.static_model import StaticEncoder
 
-            tok = self.model_dir if (self.model_dir / "tokenizer.json").is_file() else TOKENIZER_DIR
-            self._model_obj = StaticEncoder(self.model_dir / self.weights_file, tok / "tokenizer.json")
+            tokenizer_json = self.tokenizer_dir / "tokenizer.json"
+            self._model_obj = StaticEncoder(self.model_dir / self.weights_file, tokenizer_json)
         return self._model_obj
 
     def passage_embed(self, texts: list[str]) -> np.ndarray:
