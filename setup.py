@@ -30,7 +30,7 @@ ROOTS = {
 }
 # Folders of package data without an __init__.py: listed as packages so setuptools installs them
 # as data on purpose (otherwise it warns that each is "absent from the packages configuration").
-DATA_PACKAGES = {"schemarag.runtime.search.model": ["*.json", "*.md"]}
+DATA_PACKAGES = {"schemarag.runtime.core.embedding.model": ["*.json", "*.md"]}
 
 packages = [*DATA_PACKAGES]
 for name, folder in ROOTS.items():

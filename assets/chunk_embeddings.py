@@ -19,9 +19,9 @@ from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.assets.source_snapshot import SourceSnapshot
 from schemarag.runtime.artifact.chunk_model import Chunk
-from schemarag.runtime.paths import embedding_cache_dir
-from schemarag.runtime.schema import Database
-from schemarag.runtime.search.embedding import Embedder
+from schemarag.runtime.core.embedding.embedder import Embedder
+from schemarag.runtime.core.paths import embedding_cache_dir
+from schemarag.runtime.core.schema import Database
 
 
 @dataclass

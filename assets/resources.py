@@ -12,8 +12,8 @@ import dagster as dg
 
 from schemarag.assets.lib.datasources.config import datasources_path
 from schemarag.runtime.artifact.remote import is_remote, local_artifacts
-from schemarag.runtime.paths import data_dir
-from schemarag.runtime.search.embedding import Embedder, ModelSpec
+from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec
+from schemarag.runtime.core.paths import data_dir
 
 
 class IndexPaths(dg.ConfigurableResource):
@@ -51,7 +51,7 @@ class IndexPaths(dg.ConfigurableResource):
 
 class EmbeddingModel(dg.ConfigurableResource):
     """The passage-embedding model (offline). ``model_name``: a catalogue name or alias
-    (``schemarag.runtime.search.model_catalog``; None = ``$SCHEMARAG_EMBEDDING_MODEL``, else
+    (``schemarag.runtime.core.embedding.model_catalog``; None = ``$SCHEMARAG_EMBEDDING_MODEL``, else
     all-MiniLM-L6-v2); ``model_dir=None`` = the catalogue's folder; ``dimension=None`` = the
     catalogue's. The chosen model's identity goes into every manifest and key. ``threads``: ONNX
     threads (None = one single-thread session per core); it changes no vector, only how runs

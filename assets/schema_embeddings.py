@@ -25,8 +25,8 @@ from schemarag.assets.lib.embedding_cache import EmbeddingCache, text_key
 from schemarag.assets.lib.inputs import read_sources
 from schemarag.assets.partitions import schema_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
-from schemarag.runtime.errors import ConfigError
-from schemarag.runtime.paths import embedding_cache_dir
+from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.core.paths import embedding_cache_dir
 
 
 @dg.asset(partitions_def=schema_partitions, group_name="schema_fanout", compute_kind="fastembed")

@@ -20,8 +20,8 @@ from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.assets.source_snapshot import read_sources
 from schemarag.pipelines.jobs import build_index_job
-from schemarag.runtime.errors import SchemaragError
-from schemarag.runtime.paths import list_databases
+from schemarag.runtime.core.errors import SchemaragError
+from schemarag.runtime.core.paths import list_databases
 
 
 @dg.schedule(cron_schedule="0 3 * * *", job=build_index_job, default_status=dg.DefaultScheduleStatus.STOPPED)

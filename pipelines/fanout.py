@@ -25,7 +25,7 @@ import dagster as dg
 
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.pipelines.build import QUIET, BuildReport, add_partitions, index_job, run_tags, summarize
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 
 DEFINITIONS_MODULE = "schemarag.pipelines.definitions"
 T = TypeVar("T")

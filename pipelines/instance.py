@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from schemarag.runtime.artifact.remote import local_artifacts
-from schemarag.runtime.names import check_name
+from schemarag.runtime.core.names import check_name
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ from schemarag.pipelines.build import _error, _metadata, run_tags
 from schemarag.pipelines.definitions import FANOUT_ASSETS
 from schemarag.pipelines.fanout import in_workers, partition_run, require_persistent
 from schemarag.pipelines.jobs import embed_schema_job
-from schemarag.runtime.errors import SchemaragError
-from schemarag.runtime.paths import schema_path
+from schemarag.runtime.core.errors import SchemaragError
+from schemarag.runtime.core.paths import schema_path
 
 log = logging.getLogger(__name__)
 

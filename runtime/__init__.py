@@ -20,11 +20,11 @@ _EXPORTS = {
     "ScoredChunk": "schemarag.runtime.search.results",
     "TableRanking": "schemarag.runtime.search.results",
     "IndexArtifact": "schemarag.runtime.artifact.reader",
-    "load_schema": "schemarag.runtime.schema",
-    "Database": "schemarag.runtime.schema",
+    "load_schema": "schemarag.runtime.core.schema",
+    "Database": "schemarag.runtime.core.schema",
     "format_full_schema": "schemarag.runtime.formatting",
     "format_focused_schema": "schemarag.runtime.formatting",
-    "SchemaragError": "schemarag.runtime.errors",
+    "SchemaragError": "schemarag.runtime.core.errors",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.config import runtime_settings
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.config import runtime_settings
+from schemarag.runtime.core.errors import ConfigError
 from schemarag.runtime.search.retriever import Retriever
 
 

@@ -5,7 +5,7 @@ sqlglot in the database's dialect once, at build time, and stored in the artifac
 only joins strings. Key columns (PK, FK) are always kept when columns are pruned, and output
 order is deterministic: tables in the order given, columns in schema order.
 
->>> from schemarag.runtime.schema import Database
+>>> from schemarag.runtime.core.schema import Database
 >>> db = Database.model_validate({"name": "s", "tables": [{"name": "users", "columns": [
 ...     {"name": "id", "type": "INTEGER", "primary_key": True, "nullable": False},
 ...     {"name": "email", "type": "TEXT", "description": "login e-mail"}]}]})
@@ -25,9 +25,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
-from schemarag.runtime.schema import Column, Database, Table, check_type_text
+from schemarag.runtime.core.schema import Column, Database, Table, check_type_text
+from schemarag.runtime.core.type_text import compact_type, is_nested_type
 from schemarag.runtime.search.shard_hints import shard_hints
-from schemarag.runtime.type_text import compact_type, is_nested_type
 
 if TYPE_CHECKING:
     from schemarag.runtime.search.results import RetrievalResult, TableRanking
@@ -44,7 +44,7 @@ def table_note(table: Table | None, dialect: str) -> str:
     most warehouses): BigQuery queries the wildcard name and filters ``_TABLE_SUFFIX``; elsewhere
     each shard is a table of its own.
 
-    >>> from schemarag.runtime.schema import ShardRange
+    >>> from schemarag.runtime.core.schema import ShardRange
     >>> days = ShardRange(stem="ev_", pattern="YYYYMMDD", first="20210101", last="20210131", count=31)
     >>> print(table_note(Table(name="ev_*", columns=[{"name": "a"}], shards=days), "bigquery"))
     31 shards ev_20210101 .. ev_20210131: filter with _TABLE_SUFFIX BETWEEN '20210101' AND '20210131'

@@ -12,8 +12,8 @@ import pytest
 import schemarag
 from schemarag.runtime.artifact.format import compute_key
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.errors import ManifestMismatchError
-from schemarag.runtime.search.embedding import TOKENIZER_DIR, TOKENIZER_FILES, Embedder, ModelSpec
+from schemarag.runtime.core.embedding.embedder import TOKENIZER_DIR, TOKENIZER_FILES, Embedder, ModelSpec
+from schemarag.runtime.core.errors import ManifestMismatchError
 
 
 def test_tokenizer_files_ship_as_package_data_with_their_notice() -> None:

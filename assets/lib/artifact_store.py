@@ -47,10 +47,10 @@ from schemarag.runtime.artifact.format import (
     MANIFEST,
     file_checksums,
 )
-from schemarag.runtime.errors import ArtifactError
+from schemarag.runtime.core.bm25 import K1, B, BM25Arrays
+from schemarag.runtime.core.errors import ArtifactError
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.formatting import render_schema
-from schemarag.runtime.schema import Database
-from schemarag.runtime.search.bm25 import K1, B, BM25Arrays
 
 log = logging.getLogger(__name__)
 STAGING_PREFIX = ".staging-"

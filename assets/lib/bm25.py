@@ -1,5 +1,5 @@
 """Build the BM25 arrays the runtime memory-maps (bm25s' eager layout, see
-:mod:`schemarag.runtime.search.bm25` for the reading side).
+:mod:`schemarag.runtime.core.bm25` for the reading side).
 
 All arithmetic happens here, once per build, so a query only sums a few precomputed slices.
 
@@ -17,8 +17,8 @@ import numpy as np
 
 from schemarag.assets.lib.typo import build_typo_index
 from schemarag.runtime.artifact.chunk_model import Chunk
-from schemarag.runtime.search.bm25 import K1, B, BM25Arrays
-from schemarag.runtime.search.text_tokens import tokenize
+from schemarag.runtime.core.bm25 import K1, B, BM25Arrays
+from schemarag.runtime.core.text_tokens import tokenize
 
 
 @dataclass

@@ -27,8 +27,8 @@ import numpy as np
 
 from schemarag.assets.lib.embedding_cache import EmbeddingCache
 from schemarag.runtime.artifact.remote import filesystem
-from schemarag.runtime.names import check_name
-from schemarag.runtime.search.embedding import Embedder
+from schemarag.runtime.core.embedding.embedder import Embedder
+from schemarag.runtime.core.names import check_name
 
 log = logging.getLogger(__name__)
 

@@ -45,9 +45,9 @@ from typing import Any
 
 from schemarag import __version__
 from schemarag.runtime.artifact.chunk_model import Chunk
-from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import embedding_cache_dir
-from schemarag.runtime.schema import Database, Table
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.paths import embedding_cache_dir
+from schemarag.runtime.core.schema import Database, Table
 
 CACHE_FORMAT = 2  # 2: keywords by index into a per-entry vocabulary
 # Modules whose code decides what the chunks are (see the module docstring).
@@ -57,8 +57,8 @@ _CODE_MODULES = (
     "schemarag.assets.lib.markdown_docs",
     "schemarag.assets.lib.sql_refs",
     "schemarag.runtime.artifact.chunk_model",
-    "schemarag.runtime.schema",
-    "schemarag.runtime.search.text_tokens",
+    "schemarag.runtime.core.schema",
+    "schemarag.runtime.core.text_tokens",
 )
 _PACKAGES = ("markdown-it-py", "sqlglot", "py_rust_stemmers")
 # Columns in the dataclass's field order, so ``Chunk(*row)`` rebuilds one without keyword lookups.

@@ -8,7 +8,7 @@ without docs still indexes fully), ``overview`` (Purpose + Business Context + No
 Bad doc files are skipped with one warning each; the rest still load.
 
 Example:
-    >>> from schemarag.runtime.schema import Database
+    >>> from schemarag.runtime.core.schema import Database
     >>> db = Database.model_validate({"name": "s", "tables": [
     ...     {"name": "t", "columns": [{"name": "id", "primary_key": True}]}]})
     >>> [c.chunk_type for c in chunk_database(db, {}).chunks]
@@ -27,9 +27,9 @@ from schemarag.assets.lib.chunk_cache import ChunkCache, ChunkMemo
 from schemarag.assets.lib.markdown_docs import ParsedDoc, Section, parse_markdown
 from schemarag.assets.lib.sql_refs import tables_in_sql
 from schemarag.runtime.artifact.chunk_model import Chunk, estimate_tokens, make_chunk_id
-from schemarag.runtime.errors import DocParseError
-from schemarag.runtime.schema import Column, Database, Table
-from schemarag.runtime.search.text_tokens import keywords
+from schemarag.runtime.core.errors import DocParseError
+from schemarag.runtime.core.schema import Column, Database, Table
+from schemarag.runtime.core.text_tokens import keywords
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,12 @@
 """Render our docs markdown from the schema models.
 
 Importers (BIRD, Spider) and live-datasource snapshots both start from a
-:class:`~schemarag.runtime.schema.Database`; people then edit the generated files. Rendering is
+:class:`~schemarag.runtime.core.schema.Database`; people then edit the generated files. Rendering is
 deterministic (schema order for columns, sorted relationships), so regenerating an
 unchanged schema produces byte-identical files and diffs stay reviewable.
 
 Example:
-    >>> from schemarag.runtime.schema import Database
+    >>> from schemarag.runtime.core.schema import Database
     >>> db = Database.model_validate({"name": "shop", "tables": [
     ...     {"name": "users", "columns": [{"name": "id", "type": "INTEGER", "primary_key": True}]}]})
     >>> render_table_doc(db, db.tables[0]).splitlines()[0]
@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from schemarag.runtime.schema import Column, Database, Table
+from schemarag.runtime.core.schema import Column, Database, Table
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _MAX_STEM = 96

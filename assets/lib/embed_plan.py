@@ -50,8 +50,8 @@ from collections.abc import Callable, Sequence
 from schemarag.assets.lib.docs_writer import fk_index, relationship_lines
 from schemarag.runtime.artifact.chunk_model import Chunk
 from schemarag.runtime.artifact.format import COLUMN_VECTOR_TIERS, DEFAULT_COLUMN_VECTORS
-from schemarag.runtime.errors import ConfigError
-from schemarag.runtime.schema import Column, Database, Table
+from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.core.schema import Column, Database, Table
 
 # 2: table chunks embedded as names only (table_embed_text), generated relationship sections not
 # embedded. Version 1 (no key entry) embedded both with their full text.
@@ -108,7 +108,7 @@ def resolve_column_vectors(column_vectors: str | None) -> str:
     """The tier a build uses: ``column_vectors``, else ``$SCHEMARAG_COLUMN_VECTORS``, else ``full``."""
     if column_vectors is not None:
         return check_tier(column_vectors)
-    from schemarag.runtime.config import runtime_settings
+    from schemarag.runtime.core.config import runtime_settings
 
     return check_tier(runtime_settings().schemarag_column_vectors, "$SCHEMARAG_COLUMN_VECTORS")
 

@@ -31,7 +31,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
 
 # Where to start fanning a database's embedding out by schema on a multi-node executor: below
 # it a partition run's fixed costs (process start, model load, re-chunking the database)

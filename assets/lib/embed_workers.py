@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from schemarag.runtime.search.embedding import Embedder, StaticEmbedder
+from schemarag.runtime.core.embedding.embedder import Embedder, StaticEmbedder
 
 _pools: dict[tuple, list[Embedder]] = {}
 _lock = threading.Lock()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from schemarag.runtime.search.embedding import Embedder
+    from schemarag.runtime.core.embedding.embedder import Embedder
 
 
 def text_key(text: str) -> str:
@@ -25,7 +25,7 @@ def text_key(text: str) -> str:
 class EmbeddingCache:
     """``get_many``/``put_many`` of float32 vectors for one model identity.
 
-    ``name`` is :attr:`Embedder.vectors_id <schemarag.runtime.search.embedding.Embedder.vectors_id>`:
+    ``name`` is :attr:`Embedder.vectors_id <schemarag.runtime.core.embedding.embedder.Embedder.vectors_id>`:
     one file per kind of vectors, so a cache filled by a batched build is never read by a build
     that embeds each text alone."""
 

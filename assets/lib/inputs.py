@@ -21,10 +21,10 @@ from schemarag.assets.lib.join_inference import (
     join_params,
 )
 from schemarag.runtime.artifact.format import MANIFEST, compute_key
-from schemarag.runtime.errors import SchemaFileError
-from schemarag.runtime.paths import database_artifacts, docs_dir, schema_path
-from schemarag.runtime.schema import Database, parse_schema
-from schemarag.runtime.search.text_tokens import TOKENIZER_CONFIG
+from schemarag.runtime.core.errors import SchemaFileError
+from schemarag.runtime.core.paths import database_artifacts, docs_dir, schema_path
+from schemarag.runtime.core.schema import Database, parse_schema
+from schemarag.runtime.core.text_tokens import TOKENIZER_CONFIG
 
 
 @dataclass

@@ -16,7 +16,7 @@ source database of a union (``Table.database``). Declared foreign keys are never
 inferred ones carry ``inferred=True`` and the DDL says so.
 
 Example:
-    >>> from schemarag.runtime.schema import Database
+    >>> from schemarag.runtime.core.schema import Database
     >>> db = Database.model_validate({"name": "s", "tables": [
     ...     {"name": "customers", "columns": [{"name": "id", "type": "INTEGER", "primary_key": True}]},
     ...     {"name": "orders", "columns": [{"name": "id", "type": "INTEGER", "primary_key": True},
@@ -32,7 +32,7 @@ import logging
 import math
 import re
 
-from schemarag.runtime.schema import Column, Database, ForeignKey, Table
+from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table
 
 log = logging.getLogger(__name__)
 

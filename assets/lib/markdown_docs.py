@@ -7,7 +7,7 @@ off: only a heading's raw text is used), one backward sweep that finds where eve
 ends, and a binary search for each section's code fences. (It was quadratic: every heading
 copied the list of all later headings and scanned every fence, so 10k headings + 2k fences
 took 11 s.) Problems (no ``# Table:`` header, unterminated fence, bad bytes) raise
-:class:`~schemarag.runtime.errors.DocParseError`; the loader turns that into one warning and skips
+:class:`~schemarag.runtime.core.errors.DocParseError`; the loader turns that into one warning and skips
 the file.
 """
 
@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
-from schemarag.runtime.errors import DocParseError
+from schemarag.runtime.core.errors import DocParseError
 
 
 @dataclass

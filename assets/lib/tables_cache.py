@@ -16,15 +16,15 @@ import re
 from pathlib import Path
 
 from schemarag.assets.lib.chunk_cache import source_fingerprint
-from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import embedding_cache_dir
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.paths import embedding_cache_dir
 
 _CODE_MODULES = (
     "schemarag.assets.lib.artifact_store",
     "schemarag.assets.lib.tables_cache",
     "schemarag.runtime.artifact.format",
     "schemarag.runtime.formatting",
-    "schemarag.runtime.schema",
+    "schemarag.runtime.core.schema",
 )
 _PACKAGES = ("pyarrow", "sqlglot")
 _ENTRY = re.compile(r"^([0-9a-f]{32})-([0-9a-f]{64})\.parquet$")

@@ -35,11 +35,11 @@ from schemarag.pipelines.commands.build_feedback import (
 )
 from schemarag.runtime.artifact.format import COLUMN_VECTOR_TIERS
 from schemarag.runtime.artifact.remote import is_remote, local_artifacts
-from schemarag.runtime.errors import SchemaFileError, SchemaragError
-from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import data_dir, list_databases, tenants
-from schemarag.runtime.search.embedding import Embedder, ModelSpec
-from schemarag.runtime.search.model_catalog import choices
+from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec
+from schemarag.runtime.core.embedding.model_catalog import choices
+from schemarag.runtime.core.errors import SchemaFileError, SchemaragError
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.paths import data_dir, list_databases, tenants
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.assets.lib.progress import ProgressEvent, reporting
-from schemarag.runtime.errors import SchemaragError
-from schemarag.runtime.paths import did_you_mean, list_databases, schema_path
+from schemarag.runtime.core.errors import SchemaragError
+from schemarag.runtime.core.paths import did_you_mean, list_databases, schema_path
 
 STAGES = (
     "live_schema_snapshot",
@@ -122,7 +122,7 @@ def tenant_selection(
     "did you mean" over the tenants that exist.
     """
     from schemarag.assets.lib.datasources.config import datasources_path, load_datasources
-    from schemarag.runtime.schema import load_schema
+    from schemarag.runtime.core.schema import load_schema
 
     entries = load_datasources(datasources) if datasources_path(datasources).is_file() else []
     live = [e.name for e in entries if e.tenant == tenant]

@@ -7,9 +7,9 @@ import json
 import sys
 
 from schemarag.assets.lib.chunking import chunk_from_disk
-from schemarag.runtime.errors import SchemaFileError
-from schemarag.runtime.paths import data_dir, did_you_mean, docs_dir, list_databases, schema_path
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.errors import SchemaFileError
+from schemarag.runtime.core.paths import data_dir, did_you_mean, docs_dir, list_databases, schema_path
+from schemarag.runtime.core.schema import load_schema
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

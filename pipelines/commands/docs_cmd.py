@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 
-from schemarag.runtime.paths import data_dir
+from schemarag.runtime.core.paths import data_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from schemarag.assets.lib.datasources import docs_init, get_datasource, load_datasources, take_snapshot
-    from schemarag.runtime.errors import ConfigError
+    from schemarag.runtime.core.errors import ConfigError
 
     if args.action == "list":
         for e in load_datasources(args.datasources):

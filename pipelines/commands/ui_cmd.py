@@ -28,9 +28,9 @@ from pathlib import Path
 
 from schemarag.pipelines.instance import dagster_home, ensure_home
 from schemarag.runtime.artifact.remote import is_remote, local_artifacts
-from schemarag.runtime.errors import MissingExtraError
-from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import data_dir
+from schemarag.runtime.core.errors import MissingExtraError
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.paths import data_dir
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ has not checked:
 * ``CURRENT`` must hold one well-formed key (lower-case hex, :data:`KEY_LENGTH` characters):
   ``../b2b_saas/<key>`` or a path out of a tenant's folder is rejected, never followed;
 * the manifest is parsed into :class:`Manifest`; a wrong shape is an
-  :class:`~schemarag.runtime.errors.ArtifactError` naming the file and the field, never an
+  :class:`~schemarag.runtime.core.errors.ArtifactError` naming the file and the field, never an
   ``AttributeError``/``KeyError`` deep in the reader;
 * every path in ``files`` stays inside the version folder (no absolute paths, no ``..``);
 * the manifest's ``database`` and ``tenant`` must equal the ones requested, so an index
@@ -18,7 +18,7 @@ has not checked:
 >>> check_key("../b2b_saas/0123456789abcdef", "CURRENT")
 Traceback (most recent call last):
 ...
-schemarag.runtime.errors.ArtifactError: CURRENT: holds '../b2b_saas/0123456789abcdef', not an index key ...
+schemarag.runtime.core.errors.ArtifactError: CURRENT: holds '../b2b_saas/0123456789abcdef', not ...
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from schemarag.runtime.artifact.format import (
     KEY_LENGTH,
     MANIFEST,
 )
-from schemarag.runtime.errors import ArtifactError, ManifestMismatchError
-from schemarag.runtime.json_paths import json_path
+from schemarag.runtime.core.errors import ArtifactError, ManifestMismatchError
+from schemarag.runtime.core.json_paths import json_path
 
 _KEY = re.compile(rf"^[0-9a-f]{{{KEY_LENGTH}}}$")
 MAX_POINTER_BYTES = 256  # a key and a newline; anything longer is not a pointer

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.errors import ArtifactError
+from schemarag.runtime.core.errors import ArtifactError
 
 _GLOB_CHARS = frozenset("*?[]{}")
 _QUERY = (

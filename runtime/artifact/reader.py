@@ -22,10 +22,10 @@ from schemarag.runtime.artifact.chunk_model import Chunk
 from schemarag.runtime.artifact.format import CURRENT, LANCE_DIR, MANIFEST, NPY_FILES, sha256_file
 from schemarag.runtime.artifact.manifest import Manifest, check_identity, read_manifest, read_pointer
 from schemarag.runtime.artifact.naming import join_like
-from schemarag.runtime.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
+from schemarag.runtime.core.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
+from schemarag.runtime.core.schema import Database, parse_schema
+from schemarag.runtime.core.text_tokens import TOKENIZER_CONFIG
 from schemarag.runtime.formatting import TableDDL, assemble, ddl_keyword, table_note
-from schemarag.runtime.schema import Database, parse_schema
-from schemarag.runtime.search.text_tokens import TOKENIZER_CONFIG
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ class IndexArtifact:
     @cached_property
     def column_name_tokens(self) -> dict[str, frozenset[str]]:
         """Column name -> its BM25 tokens (``"Enrollment (K-12)"`` -> {enrol, k, 12}), for name matching."""
-        from schemarag.runtime.search.text_tokens import tokenize
+        from schemarag.runtime.core.text_tokens import tokenize
 
         return {c: frozenset(tokenize(c.replace("_", " "))) for d in self.ddl.values() for c in d.columns}
 

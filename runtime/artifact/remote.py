@@ -27,9 +27,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from schemarag.runtime.artifact.format import CURRENT, MANIFEST
-from schemarag.runtime.errors import ArtifactError, ArtifactNotFoundError
-from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import DEFAULT_ARTIFACTS, database_artifacts
+from schemarag.runtime.core.errors import ArtifactError, ArtifactNotFoundError
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.paths import DEFAULT_ARTIFACTS, database_artifacts
 
 log = logging.getLogger(__name__)
 

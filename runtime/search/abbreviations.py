@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from schemarag.runtime.core.text_tokens import tokenize
 from schemarag.runtime.search.per_artifact import per_artifact
-from schemarag.runtime.search.text_tokens import tokenize
 
 ABBREVIATION_WEIGHT = 0.8  # the weight ``--abbreviations`` evaluates (Calibration's default is 0: off)
 MIN_TABLES = 2

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from schemarag.runtime.search.text_tokens import tokenize
+from schemarag.runtime.core.text_tokens import tokenize
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|[^\sA-Za-z]+")
 _INSIDE = frozenset({"of", "and", "for", "the", "&"})

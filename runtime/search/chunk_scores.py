@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.core.text_tokens import identifier_mentions
 from schemarag.runtime.search.query_terms import bm25_raw, lexical_coverage, query_terms
 from schemarag.runtime.search.scoring import Calibration, boost_mentions, dense_normalised, fuse
-from schemarag.runtime.search.text_tokens import identifier_mentions
 
 WINDOW_WORDS = 40  # longer questions are scored sentence by sentence (see score_windows)
 LONG_QUESTION_WORDS = 64

@@ -8,7 +8,7 @@ declared one. The graph is built once per opened index version (a weak-keyed cac
 request.
 
 Example:
-    >>> from schemarag.runtime.schema import Database
+    >>> from schemarag.runtime.core.schema import Database
     >>> db = Database.model_validate({"name": "s", "tables": [
     ...     {"name": "a", "columns": [{"name": "id", "primary_key": True}]},
     ...     {"name": "ab", "columns": [{"name": "a_id", "foreign_key": {"table": "a", "column": "id"}},
@@ -27,7 +27,7 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.search.per_artifact import per_artifact
 
 DECLARED_COST = 1.0

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from schemarag.runtime.core.text_tokens import tokenize
 from schemarag.runtime.search.per_artifact import per_artifact
-from schemarag.runtime.search.text_tokens import tokenize
 
 # General English asking for several entities at once or one row per group. Longer phrases are
 # matched first and their words consumed, so "for each" is one cue, not also "each".

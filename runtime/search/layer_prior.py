@@ -38,7 +38,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 
 # Documented default (docs/importing.md, "How dbt layers rank"): the consumer layer at full
 # weight; building blocks discounted by how far they sit from what analysts should query.
@@ -122,6 +122,6 @@ def consumer_layer(art: IndexArtifact, env: Mapping[str, str] | None = None) -> 
 
 def _configured_weights(art: IndexArtifact, env: Mapping[str, str] | None) -> np.ndarray | None:
     """:func:`layer_weights` under ``SCHEMARAG_LAYER_PRIOR`` (the process environment, or ``env``)."""
-    from schemarag.runtime.config import runtime_settings
+    from schemarag.runtime.core.config import runtime_settings
 
     return layer_weights(art, runtime_settings(env).schemarag_layer_prior)

@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
+from schemarag.runtime.core.text_tokens import adjacent_word_pairs, tokenize
 from schemarag.runtime.search.abbreviations import GENERAL
 from schemarag.runtime.search.acronyms import acronym_tokens
 from schemarag.runtime.search.per_artifact import per_artifact
 from schemarag.runtime.search.schema_hedge import table_schemas
-from schemarag.runtime.search.text_tokens import adjacent_word_pairs, tokenize
 
 # A name word this long may abbreviate a question word by its beginning (``indiv``).
 MIN_PREFIX = 4

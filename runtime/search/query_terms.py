@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.core.bm25 import K1
+from schemarag.runtime.core.text_tokens import adjacent_word_pairs, tokenize
 from schemarag.runtime.search.abbreviations import abbreviation_map
 from schemarag.runtime.search.acronyms import acronym_tokens
-from schemarag.runtime.search.bm25 import K1
 from schemarag.runtime.search.scoring import Calibration
-from schemarag.runtime.search.text_tokens import adjacent_word_pairs, tokenize
 from schemarag.runtime.search.typo import lookup_candidates
 
 

@@ -35,15 +35,15 @@ import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.artifact.remote import fetch_if_remote, local_database_root
-from schemarag.runtime.config import RetrievalSettings, runtime_settings
-from schemarag.runtime.errors import ArtifactNotFoundError, ConfigError, QuestionError
+from schemarag.runtime.core.config import RetrievalSettings, runtime_settings
+from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec
+from schemarag.runtime.core.embedding.model_catalog import calibration_for, index_model_spec
+from schemarag.runtime.core.errors import ArtifactNotFoundError, ConfigError, QuestionError
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.formatting import TableDDL
-from schemarag.runtime.schema import Database
 from schemarag.runtime.search.chunk_scores import METHODS, question_windows, score_windows
-from schemarag.runtime.search.embedding import Embedder, ModelSpec
 from schemarag.runtime.search.focused import DEFAULT_TABLE_BUDGET, focused_ranking, neighbour_picks
 from schemarag.runtime.search.lru import LRU
-from schemarag.runtime.search.model_catalog import calibration_for, index_model_spec
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import (

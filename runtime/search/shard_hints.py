@@ -7,7 +7,7 @@ note of the focused schema therefore also names it: ``...; the question's date: 
 A year or month on a finer family names a sub-range, not hundreds of names
 (``ev_20210101 .. ev_20211231 (2021)``), and more than :data:`MAX_NAMED` pieces become one span.
 
-The members are derived from the family's :class:`~schemarag.runtime.schema.ShardRange` (stem,
+The members are derived from the family's :class:`~schemarag.runtime.core.schema.ShardRange` (stem,
 pattern, first .. last), never listed; the index is not read. Dates are read from the question by
 a few linear scans (ISO ``2021-01-18`` / ``20210118``, ``01/18/2021``, "January 18, 2021",
 "18 Jan 2021", "December 2020"); years and plain numbers come from
@@ -15,7 +15,7 @@ a few linear scans (ISO ``2021-01-18`` / ``20210118``, ``01/18/2021``, "January 
 cannot tell "top 5 events on January 18" from May 18, so full dates need one of those forms.
 
 Example:
-    >>> from schemarag.runtime.schema import ShardRange
+    >>> from schemarag.runtime.core.schema import ShardRange
     >>> days = ShardRange(stem="ev_", pattern="YYYYMMDD", first="20210101", last="20210131", count=31)
     >>> shard_hint(days, "events on January 18, 2021")
     "the question's date: ev_20210118"
@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from schemarag.runtime.schema import Database, ShardRange
+from schemarag.runtime.core.schema import Database, ShardRange
 from schemarag.runtime.search.table_families import MAX_NAMED, question_numbers
 
 _MONTH = (

@@ -82,8 +82,9 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.errors import ConfigError
-from schemarag.runtime.paths import did_you_mean
+from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.core.paths import did_you_mean
+from schemarag.runtime.core.text_tokens import tokenize
 from schemarag.runtime.search.group_scores import group_scores
 from schemarag.runtime.search.join_graph import DECLARED_COST, cheapest_path, join_edges
 from schemarag.runtime.search.join_signal import join_signal
@@ -101,7 +102,6 @@ from schemarag.runtime.search.table_families import (
     table_twins,
     twins_last,
 )
-from schemarag.runtime.search.text_tokens import tokenize
 from schemarag.runtime.search.value_mentions import MentionHit, move_mentions
 
 SECOND_WEIGHT = 0.3
@@ -612,7 +612,7 @@ def resolve_focus(focus: str | ColumnPolicy | None) -> ColumnPolicy | None:
     >>> resolve_focus("compakt")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    schemarag.runtime.errors.ConfigError: focus 'compakt' is not one of ...; did you mean 'compact'?
+    schemarag.runtime.core.errors.ConfigError: focus 'compakt' is not one of ...; did you mean 'compact'?
     """
     if focus is None or isinstance(focus, ColumnPolicy):
         return focus

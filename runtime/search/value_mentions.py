@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from schemarag.runtime.core.text_tokens import tokenize
 from schemarag.runtime.search.per_artifact import per_artifact
-from schemarag.runtime.search.text_tokens import tokenize
 
 MAX_MENTIONS = 3  # each costs one embedding call (~3-5 ms on 2 cores)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-.]*[A-Za-z]|[A-Za-z]")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from schemarag.runtime.artifact.format import CURRENT
 from schemarag.runtime.artifact.reader import IndexArtifact, current_key
-from schemarag.runtime.errors import ArtifactNotFoundError
+from schemarag.runtime.core.errors import ArtifactNotFoundError
 
 log = logging.getLogger(__name__)
 Stamp = tuple[int, int, int]

@@ -22,7 +22,7 @@ import contextlib
 import importlib.util
 from collections.abc import Iterator
 
-from schemarag.runtime.errors import MissingExtraError
+from schemarag.runtime.core.errors import MissingExtraError
 
 # top-level import name -> the extra that installs it
 EXTRA_BY_MODULE: dict[str, str] = {

@@ -2,11 +2,11 @@
 
 Each sub-command is a module with ``add_arguments(parser)`` and ``run(args) -> int``, imported
 only when chosen (sqlglot's ``MODULE_BY_ATTRIBUTE`` idea), so ``schemarag retrieve`` never pays
-for Dagster or matplotlib. Query commands live in ``schemarag.runtime.commands``, build commands
+for Dagster or matplotlib. Query commands live in ``schemarag.app.commands``, build commands
 in ``schemarag.pipelines.commands``, importers/evaluation/benchmarks in ``schemarag.tools.commands``;
 this dispatcher sits above all three, so no package imports "upwards". A command whose optional
 dependencies are missing fails with one line naming the extra to install. Every
-:class:`~schemarag.runtime.errors.SchemaragError` becomes one line on
+:class:`~schemarag.runtime.core.errors.SchemaragError` becomes one line on
 stderr and exit code 2: users see what to fix, never a traceback.
 """
 
@@ -21,11 +21,11 @@ from collections.abc import Sequence
 
 from schemarag import __version__
 from schemarag._extras import missing_extra_hint
-from schemarag.runtime.errors import SchemaragError
-from schemarag.runtime.paths import did_you_mean
+from schemarag.runtime.core.errors import SchemaragError
+from schemarag.runtime.core.paths import did_you_mean
 
 # name -> (dotted module, one-line help); the module is imported only when its command runs
-_Q, _P, _T = "schemarag.runtime.commands", "schemarag.pipelines.commands", "schemarag.tools.commands"
+_Q, _P, _T = "schemarag.app.commands", "schemarag.pipelines.commands", "schemarag.tools.commands"
 COMMANDS: dict[str, tuple[str, str]] = {
     "build": (f"{_P}.build_cmd", "build (materialize) the index artifacts with Dagster"),
     "retrieve": (f"{_Q}.retrieve_cmd", "the focused tables for a question, with the chunks behind them"),

@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from schemarag.assets.lib.bm25 import build_bm25
-from schemarag.runtime.search.bm25 import K1, B
-from schemarag.runtime.search.text_tokens import keywords, tokenize
+from schemarag.runtime.core.bm25 import K1, B
+from schemarag.runtime.core.text_tokens import keywords, tokenize
 
 DOCS = [
     ["order", "status", "order", "id"],

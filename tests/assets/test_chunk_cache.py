@@ -11,7 +11,7 @@ import pytest
 
 from schemarag.assets.lib.chunk_cache import ChunkCache, chunk_cache_path, context_fingerprint
 from schemarag.assets.lib.chunking import ChunkingConfig, ChunkSet, chunk_database
-from schemarag.runtime.schema import Database, parse_schema
+from schemarag.runtime.core.schema import Database, parse_schema
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data" / "schemas"

@@ -15,7 +15,7 @@ from schemarag.assets.lib.chunking import (
     read_doc_bytes,
 )
 from schemarag.runtime.artifact.chunk_model import CHUNK_FIELDS, Chunk, make_chunk_id
-from schemarag.runtime.schema import load_schema, parse_schema
+from schemarag.runtime.core.schema import load_schema, parse_schema
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data" / "schemas"

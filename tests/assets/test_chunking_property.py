@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from schemarag.assets.lib.chunking import chunk_database
 from schemarag.assets.lib.markdown_docs import parse_markdown
 from schemarag.runtime.artifact.chunk_model import CHUNK_FIELDS, CHUNK_TYPES
-from schemarag.runtime.errors import DocParseError
-from schemarag.runtime.schema import parse_schema
+from schemarag.runtime.core.errors import DocParseError
+from schemarag.runtime.core.schema import parse_schema
 
 DB = parse_schema(
     {

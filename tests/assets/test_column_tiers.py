@@ -20,8 +20,8 @@ from schemarag.assets.resources import EmbeddingModel
 from schemarag.pipelines.build import build_databases
 from schemarag.runtime.artifact.format import CURRENT, MANIFEST
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.errors import ArtifactError, ConfigError
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.errors import ArtifactError, ConfigError
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.search.retriever import Retriever
 
 SCHEMA = {

@@ -9,8 +9,8 @@ from schemarag.assets.lib.chunking import ChunkingConfig, chunk_database
 from schemarag.assets.lib.docs_writer import render_table_doc
 from schemarag.assets.lib.embed_plan import EMBED_PLAN_VERSION, embed_texts, plan_for, unique_missing
 from schemarag.assets.lib.inputs import build_params
-from schemarag.runtime.schema import Database
-from schemarag.runtime.search.embedding import Embedder
+from schemarag.runtime.core.embedding.embedder import Embedder
+from schemarag.runtime.core.schema import Database
 
 
 def _db(tables: int = 3) -> Database:

@@ -13,7 +13,7 @@ from schemarag.assets.lib.cache_shards import pull_shards, push_shard
 from schemarag.assets.lib.embed_shards import fanout_schemas, groups_for, split_partition_key
 from schemarag.assets.lib.embedding_cache import EmbeddingCache, text_key
 from schemarag.runtime.artifact.chunk_model import Chunk
-from schemarag.runtime.search.embedding import Embedder
+from schemarag.runtime.core.embedding.embedder import Embedder
 
 
 def _schema_file(tmp_path: Path, tables: dict[str, int]) -> Path:
@@ -95,7 +95,7 @@ def test_shards_carry_vectors_to_another_cache(tmp_path: Path) -> None:
 
 def test_partitions_may_run_with_fewer_onnx_threads_and_get_the_same_vectors() -> None:
     """Side-by-side partitions run one ONNX thread each (schema_fanout): no vector may change."""
-    from schemarag.runtime.search.embedding import ModelSpec
+    from schemarag.runtime.core.embedding.embedder import ModelSpec
 
     texts = [f"column c{i}\n" + "word " * (i % 37) for i in range(48)]
     one = Embedder.get(ModelSpec(threads=1))

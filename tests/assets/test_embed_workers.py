@@ -10,8 +10,8 @@ from schemarag.assets.chunk_embeddings import EMBED_SLICE, embed_chunks, embed_m
 from schemarag.assets.lib.chunking import chunk_database
 from schemarag.assets.lib.embed_workers import embed_slices, session_pool
 from schemarag.assets.lib.embedding_cache import text_key
-from schemarag.runtime.schema import Database
-from schemarag.runtime.search.embedding import Embedder, ModelSpec
+from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec
+from schemarag.runtime.core.schema import Database
 
 
 def _texts(n: int) -> list[str]:

@@ -14,8 +14,8 @@ from schemarag.assets.lib.join_inference import (
     infer_join_keys,
     key_stem,
 )
+from schemarag.runtime.core.schema import Database, load_schema
 from schemarag.runtime.formatting import render_schema
-from schemarag.runtime.schema import Database, load_schema
 from schemarag.tools.importers.writer import import_catalog
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "bird_small"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemarag.assets.lib.markdown_docs import parse_markdown
-from schemarag.runtime.errors import DocParseError
+from schemarag.runtime.core.errors import DocParseError
 
 DOC = """# Table: orders
 

@@ -15,8 +15,8 @@ from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.published_index import CHECKS, check_published
 from schemarag.pipelines.build import build_databases
 from schemarag.runtime.artifact.format import LANCE_DIR, LANCE_TABLE, MANIFEST
-from schemarag.runtime.errors import ChecksumMismatchError
-from schemarag.runtime.paths import embedding_cache_dir
+from schemarag.runtime.core.errors import ChecksumMismatchError
+from schemarag.runtime.core.paths import embedding_cache_dir
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_DATA = REPO / "data" / "schemas"

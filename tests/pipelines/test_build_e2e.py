@@ -14,9 +14,9 @@ import pytest
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.runtime.artifact.format import CURRENT, MANIFEST
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.paths import docs_dir, embedding_cache_dir
-from schemarag.runtime.schema import load_schema
-from schemarag.runtime.search.embedding import Embedder
+from schemarag.runtime.core.embedding.embedder import Embedder
+from schemarag.runtime.core.paths import docs_dir, embedding_cache_dir
+from schemarag.runtime.core.schema import load_schema
 from schemarag.runtime.search.retriever import Retriever
 
 REPO = Path(__file__).resolve().parents[2]

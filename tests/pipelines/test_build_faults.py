@@ -17,7 +17,7 @@ import pytest
 from schemarag.assets.lib.artifact_store import STAGING_PREFIX, prune, read_current
 from schemarag.runtime.artifact.format import MANIFEST
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.errors import ChecksumMismatchError
+from schemarag.runtime.core.errors import ChecksumMismatchError
 from schemarag.runtime.search.retriever import Retriever
 
 REPO = Path(__file__).resolve().parents[2]

@@ -134,7 +134,7 @@ def test_build_publishes_to_s3_and_the_runtime_searches_a_cached_copy(
 
 
 def test_an_unpublished_remote_database_is_a_clear_error(s3_env: str) -> None:
-    from schemarag.runtime.errors import ArtifactNotFoundError
+    from schemarag.runtime.core.errors import ArtifactNotFoundError
 
     Retriever.clear_cache()
     with pytest.raises(ArtifactNotFoundError, match="no published index for database 'ecommerce'"):

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.errors import SchemaFileError, SchemaragError
-from schemarag.runtime.paths import data_dir, list_databases
+from schemarag.runtime.core.errors import SchemaFileError, SchemaragError
+from schemarag.runtime.core.paths import data_dir, list_databases
 from schemarag.tools.commands.json_output import add_json_output
 
 NOOP_TARGET_SECONDS = 3.0
@@ -103,7 +103,7 @@ def _key_check_seconds(dbs: list[str], data: Path, artifacts: Path, repeats: int
     """What the no-op path of ``schemarag build`` does in-process: hash inputs, compare CURRENT."""
     from schemarag.assets.lib.artifact_store import read_current
     from schemarag.assets.lib.inputs import read_sources
-    from schemarag.runtime.search.embedding import Embedder
+    from schemarag.runtime.core.embedding.embedder import Embedder
 
     model = Embedder.get().identity
     times = []
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         import schemarag.pipelines.build  # noqa: F401  (timed once, so phases measure only the build)
 
         import_s = time.perf_counter() - start
-        from schemarag.runtime.search.embedding import Embedder
+        from schemarag.runtime.core.embedding.embedder import Embedder
 
         start = time.perf_counter()
         Embedder.get().passage_embed(["warm up the ONNX session"])

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from schemarag.runtime.config import DEFAULT_THRESHOLD
-from schemarag.runtime.paths import artifacts_dir
+from schemarag.runtime.core.config import DEFAULT_THRESHOLD
+from schemarag.runtime.core.paths import artifacts_dir
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.tools.commands.json_output import add_json_output
 

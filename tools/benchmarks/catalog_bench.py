@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.artifact.format import COLUMN_VECTOR_TIERS
-from schemarag.runtime.errors import SchemaragError
+from schemarag.runtime.core.errors import SchemaragError
 from schemarag.tools.benchmarks.warehouse_catalog import ATTRIBUTES, CatalogSpec, write_export
 from schemarag.tools.commands.json_output import add_json_output
 
@@ -159,7 +159,7 @@ def _search(artifacts: Path, questions: list[str]) -> dict[str, float]:
 
 
 def _edit_one_table(data: Path) -> str:
-    from schemarag.runtime.paths import docs_dir
+    from schemarag.runtime.core.paths import docs_dir
 
     doc = sorted(docs_dir(data, DB).glob("*.md"))[1]  # [0] is _index.md
     text = doc.read_text(encoding="utf-8")
@@ -171,7 +171,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Every phase in ``work``; returns the numbers (see the module docstring)."""
     import dagster as dg
 
-    from schemarag.runtime.search.embedding import Embedder
+    from schemarag.runtime.core.embedding.embedder import Embedder
     from schemarag.tools.benchmarks.build_bench import _noop_phase
     from schemarag.tools.importers.catalog_export import import_catalog_export
 
@@ -280,7 +280,7 @@ def sweep(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     import dagster as dg
 
     import schemarag.pipelines.build  # noqa: F401  (one-off import cost, outside the build timing)
-    from schemarag.runtime.search.embedding import Embedder
+    from schemarag.runtime.core.embedding.embedder import Embedder
     from schemarag.tools.importers.catalog_export import import_catalog_export
 
     Embedder.get().passage_embed(["warm up the ONNX session"])

@@ -172,7 +172,7 @@ def _print(rows: list[dict[str, Any]]) -> None:
 def run(args: argparse.Namespace) -> int:
     projects = Path(args.projects)
     if not projects.is_dir():
-        from schemarag.runtime.errors import ConfigError
+        from schemarag.runtime.core.errors import ConfigError
 
         raise ConfigError(f"--projects {projects}: not a folder; pass the folder holding the dbt projects")
     rows = measure(projects, args.only, args.dbt)

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from schemarag.runtime.errors import ConfigError
-from schemarag.runtime.names import is_reserved
-from schemarag.runtime.search.embedding import Embedder, ModelSpec, resolve_spec
-from schemarag.runtime.search.model_catalog import MODELS, known_model
+from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec, resolve_spec
+from schemarag.runtime.core.embedding.model_catalog import MODELS, known_model
+from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.core.names import is_reserved
 from schemarag.tools.commands.json_output import add_json_output
 
 DEFAULT_MODELS = ",".join(m.alias for m in MODELS.values())

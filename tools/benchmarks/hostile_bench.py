@@ -44,10 +44,10 @@ def _probe_doc(n_head: int, n_fence: int) -> str:
 
 
 def _cases(tmp: Path) -> list[tuple[str, int, Callable[[], str]]]:
+    from schemarag.app.querygen.sql_validation import validate_sql
     from schemarag.assets.lib.markdown_docs import parse_markdown
-    from schemarag.runtime.errors import SchemaragError
-    from schemarag.runtime.querygen.sql_validation import validate_sql
-    from schemarag.runtime.schema import Database, load_schema
+    from schemarag.runtime.core.errors import SchemaragError
+    from schemarag.runtime.core.schema import Database, load_schema
 
     db = Database.model_validate(SHOP)
     validate_sql("SELECT id FROM users", db)  # warm imports and the DuckDB catalog

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
 from schemarag.tools.commands.json_output import add_json_output
 
 BIRD = Path("../shared/benchmarks")
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     files = [Path(p.strip()) for p in args.tables.split(",") if p.strip()]
     missing = [str(p) for p in files if not p.is_file()]
     if missing:
-        from schemarag.runtime.errors import ConfigError
+        from schemarag.runtime.core.errors import ConfigError
 
         raise ConfigError(f"bench keys: {', '.join(missing)} not found; pass --tables")
     result = measure(load_databases(files))

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from schemarag.runtime.paths import artifacts_dir
-from schemarag.runtime.querygen.generator import prepare_prompt
+from schemarag.app.querygen.generator import prepare_prompt
+from schemarag.runtime.core.paths import artifacts_dir
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.tools.commands.json_output import add_json_output
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.artifact.format import LANCE_DIR, LANCE_TABLE
-from schemarag.runtime.paths import artifacts_dir
+from schemarag.runtime.core.paths import artifacts_dir
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.tools.benchmarks.synthetic_index import build_synthetic_index, synthetic_questions
 from schemarag.tools.commands.json_output import add_json_output

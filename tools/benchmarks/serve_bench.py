@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.artifact.format import CURRENT
-from schemarag.runtime.paths import artifacts_dir
+from schemarag.runtime.core.paths import artifacts_dir
 from schemarag.tools.commands.json_output import add_json_output
 
 SAMPLE_DBS = ("ecommerce", "b2b_saas")

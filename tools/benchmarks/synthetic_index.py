@@ -19,8 +19,8 @@ from schemarag.assets.lib.chunking import ChunkingConfig
 from schemarag.assets.lib.inputs import build_params
 from schemarag.runtime.artifact.chunk_model import Chunk, estimate_tokens, make_chunk_id
 from schemarag.runtime.artifact.format import compute_key
-from schemarag.runtime.schema import Database
-from schemarag.runtime.search.embedding import Embedder
+from schemarag.runtime.core.embedding.embedder import Embedder
+from schemarag.runtime.core.schema import Database
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def measure(questions: Path, tables: Path, top: int = 8) -> dict[str, Any]:
     """Verdict counts, the ``top`` reasons of the invalid and unchecked ones, and the time taken."""
-    from schemarag.runtime.querygen.sql_validation import validate_sql
+    from schemarag.app.querygen.sql_validation import validate_sql
     from schemarag.tools.importers.spider_bird import build_database
 
     warnings: list[str] = []

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from schemarag.runtime.errors import SchemaragError
+from schemarag.runtime.core.errors import SchemaragError
 from schemarag.tools.commands.json_output import check_json_output, print_json
 
 BENCHMARKS: dict[str, str] = {

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from schemarag.pipelines.commands.build_feedback import progress_enabled
-from schemarag.runtime.errors import ConfigError
-from schemarag.runtime.paths import artifacts_dir
+from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.core.paths import artifacts_dir
 from schemarag.tools.commands.json_output import add_json_output, check_json_output, print_json, write_json
 from schemarag.tools.evaluation.warehouse_knobs import WAREHOUSE_FAMILIES
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from schemarag.pipelines.commands.build_feedback import progress_enabled
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 from schemarag.tools.commands.json_output import print_json, write_json
 
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from schemarag.runtime.paths import data_dir
+from schemarag.runtime.core.paths import data_dir
 
 FLAVOURS: dict[str, str] = {
     "bird": "a BIRD tables.json (+ column descriptions and metadata) as schemas and docs",
@@ -153,7 +153,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _import_dbt(args: argparse.Namespace, out: Path):
-    from schemarag.runtime.errors import ImportFormatError
+    from schemarag.runtime.core.errors import ImportFormatError
     from schemarag.tools.importers.dbt import import_dbt
 
     if not args.project and not args.manifest:

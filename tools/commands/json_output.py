@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 
 
 def add_json_output(

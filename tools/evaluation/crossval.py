@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.runtime.search.table_ranking import (
     DEFAULT_COLUMN_POLICY,
@@ -219,9 +219,9 @@ def lodo(
 def collect(questions: Sequence[Any], sources: dict[str, Any], config: Any) -> list[Scored]:
     """Knob-independent scoring of every question (``sources``: the harness's datasources,
     filled on demand with ``open_source(name)``)."""
+    from schemarag.runtime.core.text_tokens import identifier_mentions
     from schemarag.runtime.search.query_terms import lexical_coverage, query_terms
     from schemarag.runtime.search.retriever import question_windows
-    from schemarag.runtime.search.text_tokens import identifier_mentions
     from schemarag.tools.evaluation.gold import gold_from_sql
     from schemarag.tools.evaluation.harness import _open, _view
 

@@ -8,7 +8,7 @@ the schema's exact spelling. Nothing here raises on odd SQL: what resolves is re
 ``ok`` is False with ``problems`` saying what did not.
 
 Example:
-    >>> from schemarag.runtime.schema import Database
+    >>> from schemarag.runtime.core.schema import Database
     >>> db = Database.model_validate({"name": "s", "dialect": "sqlite", "tables": [
     ...     {"name": "Users", "columns": [{"name": "Id"}, {"name": "Full Name"}]},
     ...     {"name": "orders", "columns": [{"name": "id"}, {"name": "user_id"}]}]})
@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
 
 log = logging.getLogger(__name__)
 

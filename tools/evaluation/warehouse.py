@@ -47,7 +47,7 @@ def load_warehouse_questions(path: Path) -> list[WarehouseQuestion]:
     """``questions.jsonl`` records: ``instance_id, db, engine, question, gold_tables``."""
     import json
 
-    from schemarag.runtime.errors import ConfigError
+    from schemarag.runtime.core.errors import ConfigError
 
     if not path.is_file():
         raise ConfigError(
@@ -190,7 +190,7 @@ def run_questions(
     opened one at a time, so memory follows the largest index, not all of them.
     ``calibration``: opt-in Calibration overrides for every candidate
     (:func:`~tools.evaluation.opt_in.opt_in_calibration`)."""
-    from schemarag.runtime.errors import SchemaragError
+    from schemarag.runtime.core.errors import SchemaragError
     from schemarag.runtime.search.retriever import Retriever
     from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 
 
 def _hedge(h: tuple[float, int, int, int] | None) -> dict[str, Any] | None:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 
 # The SQL dialect of each engine folder (sqlglot names); an unknown folder imports as postgres.
 ENGINE_DIALECTS = {"bigquery": "bigquery", "snowflake": "snowflake", "sqlite": "sqlite"}

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.errors import ImportFormatError
+from schemarag.runtime.core.errors import ImportFormatError
 
 
 def _norm(text: str) -> str:

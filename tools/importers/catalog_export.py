@@ -13,7 +13,7 @@ projects, Snowflake databases). Views are kept and marked (``kind``), row counts
 exported, sharded families collapse into one table (:mod:`.shards`).
 
 A database is never dropped for one odd value: a column type past
-:data:`~schemarag.runtime.schema.MAX_TYPE_CHARS` is shortened to its outer constructor
+:data:`~schemarag.runtime.core.schema.MAX_TYPE_CHARS` is shortened to its outer constructor
 (``ARRAY<STRUCT<...>>``), a type that could break out of its DDL line becomes ``TEXT``, a
 duplicate column or a table whose name differs from another only by case is skipped; each with
 one warning naming the table and column.
@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemarag.runtime.errors import ImportFormatError
-from schemarag.runtime.names import check_name
-from schemarag.runtime.schema import SUPPORTED_DIALECTS, Column, Database, ForeignKey, ShardRange, Table
+from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.schema import SUPPORTED_DIALECTS, Column, Database, ForeignKey, ShardRange, Table
 from schemarag.tools.importers.catalog_headers import (
     COLUMN_HEADERS,
     KEY_HEADERS,

@@ -19,8 +19,8 @@ Example:
 
 from __future__ import annotations
 
-from schemarag.runtime.schema import MAX_TYPE_CHARS, check_type_text
-from schemarag.runtime.type_text import compact_type
+from schemarag.runtime.core.schema import MAX_TYPE_CHARS, check_type_text
+from schemarag.runtime.core.type_text import compact_type
 
 
 def safe_type(type_text: str, label: str, warnings: list[str]) -> str:

@@ -32,7 +32,7 @@ import glob
 import os
 from pathlib import Path
 
-from schemarag.runtime.errors import ImportFormatError
+from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.tools.importers.safe_paths import inside
 
 DATA_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")

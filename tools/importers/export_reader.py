@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from schemarag.runtime.errors import ImportFormatError
+from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.tools.importers.export_parts import file_format
 
 BATCH_ROWS = 65_536

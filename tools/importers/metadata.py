@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.errors import ImportFormatError
+from schemarag.runtime.core.errors import ImportFormatError
 
 MAX_SAMPLES = 8
 MAX_VALUE_CHARS = 80

@@ -1,6 +1,6 @@
 """Import Spider/BIRD ``tables.json`` catalogs (plus BIRD descriptions and metadata).
 
-Each catalog entry becomes a :class:`~schemarag.runtime.schema.Database` whose columns carry what the
+Each catalog entry becomes a :class:`~schemarag.runtime.core.schema.Database` whose columns carry what the
 benchmark knows: declared type, keys, the human description and value description, bounded
 sample values and statistics. Rendering to markdown is :mod:`schemarag.assets.lib.docs_writer`'s job, so an
 imported database looks exactly like a hand-documented one.
@@ -30,8 +30,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.errors import ImportFormatError
-from schemarag.runtime.schema import Column, Database, ForeignKey, Table
+from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table
 from schemarag.tools.importers.catalog import describe_column, describe_table, informative, read_catalogs
 from schemarag.tools.importers.descriptions import (
     DescriptionRow,

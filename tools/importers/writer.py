@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemarag.assets.lib.docs_writer import doc_file_name, fk_index, render_index_doc, render_table_doc
-from schemarag.runtime.errors import ImportFormatError
-from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import docs_dir, schema_path
-from schemarag.runtime.schema import Database, Table
+from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.paths import docs_dir, schema_path
+from schemarag.runtime.core.schema import Database, Table
 from schemarag.tools.importers.descriptions import find_description_files
 from schemarag.tools.importers.metadata import load_metadata
 from schemarag.tools.importers.spider_bird import build_database, read_catalogs, schema_json, union_databases

@@ -3,7 +3,7 @@
 Public entry points (plain functions, so the Dagster sensor in ``pipelines/`` can call them):
 
 - :func:`load_datasources` / :func:`get_datasource` read ``data/datasources.yaml``;
-- :func:`snapshot_datasource` introspects one entry into a :class:`~schemarag.runtime.schema.Database`
+- :func:`snapshot_datasource` introspects one entry into a :class:`~schemarag.runtime.core.schema.Database`
   with ``schema_version`` and ``tenant`` set; :func:`fingerprint` hashes its structure;
 - :func:`docs_init` writes ``<data>/<name>.json`` and merges ``<data>/<name>/docs/*.md``;
 - :func:`latest_snapshot` reads the last written snapshot (authoritative for validation);

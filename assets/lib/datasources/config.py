@@ -22,11 +22,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from schemarag.runtime.config import runtime_settings
-from schemarag.runtime.errors import ConfigError
-from schemarag.runtime.json_paths import json_path
-from schemarag.runtime.names import check_name
-from schemarag.runtime.paths import did_you_mean
+from schemarag.runtime.core.config import runtime_settings
+from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.core.json_paths import json_path
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.paths import did_you_mean
 
 DEFAULT_DATASOURCES = "data/datasources.yaml"
 DEFAULT_SCHEMAS = {"postgres": ["public"], "duckdb": ["main"], "sqlite": ["main"], "sqlalchemy": []}

@@ -22,9 +22,9 @@ from schemarag.assets.lib.datasources.config import DatasourceEntry
 from schemarag.assets.lib.datasources.docs_merge import doc_table_name, mark_table_dropped, merge_table_doc
 from schemarag.assets.lib.datasources.snapshot import SnapshotResult, fingerprint, take_snapshot
 from schemarag.assets.lib.docs_writer import doc_file_name, fk_index, render_index_doc, render_table_doc
-from schemarag.runtime.errors import SchemaragError
-from schemarag.runtime.paths import docs_dir, schema_path
-from schemarag.runtime.schema import Database, load_schema
+from schemarag.runtime.core.errors import SchemaragError
+from schemarag.runtime.core.paths import docs_dir, schema_path
+from schemarag.runtime.core.schema import Database, load_schema
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ Sections are located with markdown-it tokens (``token.map`` gives source line ra
 line insertions and removals only; every other byte of the file is preserved.
 
 Example:
-    >>> from schemarag.runtime.schema import Column, Table
+    >>> from schemarag.runtime.core.schema import Column, Table
     >>> t = Table.model_validate({"name": "t", "columns": [{"name": "a"}, {"name": "b"}]})
     >>> text = "# Table: t\\n\\n## Columns\\n### a\\nMy words.\\n\\n### gone\\n- old\\n"
     >>> print(merge_table_doc(text, t, "v2"))  # doctest: +NORMALIZE_WHITESPACE
@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schemarag.assets.lib.docs_writer import render_column
-from schemarag.runtime.schema import Column, Table
+from schemarag.runtime.core.schema import Column, Table
 
 DROPPED_PREFIX = "**Dropped:**"
 

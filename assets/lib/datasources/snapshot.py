@@ -1,11 +1,11 @@
-"""Introspect a live datasource into a versioned :class:`~schemarag.runtime.schema.Database`.
+"""Introspect a live datasource into a versioned :class:`~schemarag.runtime.core.schema.Database`.
 
 The fingerprint covers structure only (tables, columns, types, nullability, keys, comments);
 row counts and sampled values drift with the data and must not force a rebuild. The version
 ``YYYYMMDDhhmmss_<fp8>`` is what chunk IDs embed.
 
 Example:
-    >>> from schemarag.runtime.schema import Database
+    >>> from schemarag.runtime.core.schema import Database
     >>> db = Database.model_validate(
     ...     {"name": "x", "tables": [{"name": "t", "columns": [{"name": "a"}]}]})
     >>> fp = fingerprint(db)
@@ -34,8 +34,8 @@ from schemarag.assets.lib.datasources.config import DatasourceEntry
 from schemarag.assets.lib.datasources.pii import pii_reason
 from schemarag.assets.lib.datasources.value_joins import infer_value_joins
 from schemarag.assets.lib.join_inference import infer_foreign_keys
-from schemarag.runtime.errors import DatasourceError
-from schemarag.runtime.schema import Column, Database, ForeignKey, Table
+from schemarag.runtime.core.errors import DatasourceError
+from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table
 
 log = logging.getLogger(__name__)
 

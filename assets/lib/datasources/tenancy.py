@@ -13,7 +13,7 @@ These helpers are the one place that decides, so the Dagster asset, ``schemarag 
   schema for SQL validation.
 
 Example:
-    >>> from schemarag.runtime.schema import Database
+    >>> from schemarag.runtime.core.schema import Database
     >>> db = Database.model_validate({"name": "shop", "tenant": "acme",
     ...     "tables": [{"name": "t", "columns": [{"name": "a"}]}]})
     >>> check_build_tenant(db, "acme").name
@@ -21,7 +21,7 @@ Example:
     >>> check_build_tenant(db, "globex")
     Traceback (most recent call last):
     ...
-    schemarag.runtime.errors.ConfigError: database 'shop' belongs to tenant 'acme' ...
+    schemarag.runtime.core.errors.ConfigError: database 'shop' belongs to tenant 'acme' ...
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from pathlib import Path
 
 from schemarag.assets.lib.datasources.config import DatasourceEntry, datasources_path, load_datasources
 from schemarag.assets.lib.datasources.docs_init import latest_snapshot
-from schemarag.runtime.errors import ConfigError, SchemaragError
-from schemarag.runtime.names import check_name
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.errors import ConfigError, SchemaragError
+from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.schema import Database
 
 log = logging.getLogger(__name__)
 

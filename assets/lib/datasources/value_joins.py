@@ -41,7 +41,7 @@ from typing import Any
 from schemarag.assets.lib.datasources.adapters.base import Adapter, QueryTimeout, RawTable, quote_ident
 from schemarag.assets.lib.datasources.config import DatasourceEntry
 from schemarag.assets.lib.join_inference import _norm, _singular
-from schemarag.runtime.schema import Column, ForeignKey, Table
+from schemarag.runtime.core.schema import Column, ForeignKey, Table
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import pytest
 
 from schemarag.assets.lib.datasources.config import get_datasource, load_datasources
 from schemarag.assets.lib.datasources.pii import pii_reason
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 
 
 def write(tmp_path, text: str):

@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 
 from schemarag.assets.lib.datasources.docs_init import docs_init, latest_snapshot, snapshot_changed
 from schemarag.cli import main
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.schema import load_schema
 
 
 def make_db(path: Path) -> Path:

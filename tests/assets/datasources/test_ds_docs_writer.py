@@ -7,7 +7,7 @@ from markdown_it import MarkdownIt
 
 from schemarag.assets.lib.datasources.docs_merge import doc_table_name, mark_table_dropped, merge_table_doc
 from schemarag.assets.lib.docs_writer import doc_file_name, render_index_doc, render_table_doc
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
 
 DB = Database.model_validate(
     {

@@ -9,7 +9,7 @@ import pytest
 from schemarag.assets.lib.datasources.adapters.postgres import redact_dsn
 from schemarag.assets.lib.datasources.docs_init import docs_init
 from schemarag.assets.lib.datasources.snapshot import take_snapshot
-from schemarag.runtime.errors import ConfigError, DatasourceError
+from schemarag.runtime.core.errors import ConfigError, DatasourceError
 
 
 def test_redact_dsn_hides_passwords():

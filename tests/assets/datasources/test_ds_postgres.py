@@ -10,7 +10,7 @@ import pytest
 
 from schemarag.assets.lib.datasources.config import DatasourceEntry
 from schemarag.assets.lib.datasources.snapshot import fingerprint, take_snapshot
-from schemarag.runtime.errors import DatasourceError
+from schemarag.runtime.core.errors import DatasourceError
 
 pytestmark = pytest.mark.postgres
 

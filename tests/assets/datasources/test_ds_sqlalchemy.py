@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from schemarag.assets.lib.datasources.snapshot import take_snapshot
-from schemarag.runtime.errors import DatasourceError
+from schemarag.runtime.core.errors import DatasourceError
 
 MARIADB = os.environ.get("SCHEMARAG_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306")
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from schemarag.assets.lib.datasources.snapshot import fingerprint, take_snapshot
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.formatting import format_full_schema
-from schemarag.runtime.schema import Database
 
 PG = os.environ.get("SCHEMARAG_TEST_PG_DSN", "postgresql://127.0.0.1:5432/test")
 ODD = 'Odd "Quoted" Table'
@@ -178,7 +178,7 @@ def test_sqlite_caps_pairs_and_minimum_distinct(make_entry, sqlite_shop: Path) -
 
 
 def test_unknown_mode_is_a_clear_error(make_entry) -> None:
-    from schemarag.runtime.errors import ConfigError
+    from schemarag.runtime.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="infer_joins"):
         make_entry(kind="sqlite", connection="x.db", infer_joins="yes")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from live_shop import ADD_COLUMN_SQL, ADD_FK_SQL, LiveDB, live_db, pg_shop_schema, sqlite_shop  # noqa: F401
 
+from schemarag.app.querygen import StrategyConfig, prepare_prompt
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.lib.datasources import docs_init, get_datasource, snapshot_changed, take_snapshot
 from schemarag.assets.lib.datasources.tenancy import authoritative_schema
@@ -19,8 +20,7 @@ from schemarag.cli import main as cli_main
 from schemarag.pipelines.build import build_databases
 from schemarag.runtime.artifact.chunk_model import make_chunk_id
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.paths import database_artifacts
-from schemarag.runtime.querygen import StrategyConfig, prepare_prompt
+from schemarag.runtime.core.paths import database_artifacts
 from schemarag.runtime.search.retriever import Retriever
 
 
@@ -132,7 +132,7 @@ def test_live_datasource_end_to_end(live_db: LiveDB, tmp_path: Path, capsys):
 
 def test_generate_validates_against_the_latest_snapshot(sqlite_shop: LiveDB, tmp_path: Path):
     """A column added after the build is known to validation before the next build."""
-    from schemarag.runtime.querygen import validate_sql
+    from schemarag.app.querygen import validate_sql
 
     ds = sqlite_shop.write_datasources()
     data, artifacts = tmp_path / "schemas", tmp_path / "artifacts"

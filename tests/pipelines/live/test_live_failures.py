@@ -14,7 +14,7 @@ from schemarag.assets.lib.datasources import docs_init, get_datasource
 from schemarag.cli import main as cli_main
 from schemarag.pipelines.build import build_databases
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.paths import database_artifacts
+from schemarag.runtime.core.paths import database_artifacts
 from schemarag.runtime.search.retriever import Retriever
 
 

@@ -15,8 +15,8 @@ from schemarag.cli import main as cli_main
 from schemarag.pipelines.build import build_databases
 from schemarag.runtime.api import retrieve
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.errors import ArtifactNotFoundError, InvalidNameError
-from schemarag.runtime.paths import database_artifacts
+from schemarag.runtime.core.errors import ArtifactNotFoundError, InvalidNameError
+from schemarag.runtime.core.paths import database_artifacts
 from schemarag.runtime.search.retriever import Retriever
 
 REPO = Path(__file__).resolve().parents[3]

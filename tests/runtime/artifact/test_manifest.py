@@ -19,7 +19,7 @@ from schemarag.runtime.artifact.manifest import (
     read_manifest,
     read_pointer,
 )
-from schemarag.runtime.errors import ArtifactError, ManifestMismatchError
+from schemarag.runtime.core.errors import ArtifactError, ManifestMismatchError
 
 SHA = "0" * 64
 
@@ -170,7 +170,7 @@ _AS_NOBODY = """
 import os, sys
 from pathlib import Path
 from schemarag.runtime.artifact.manifest import read_pointer
-from schemarag.runtime.errors import ArtifactError
+from schemarag.runtime.core.errors import ArtifactError
 os.setgid(65534); os.setuid(65534)  # after the imports: nobody may not read the interpreter's files
 try:
     read_pointer(Path(sys.argv[1]))

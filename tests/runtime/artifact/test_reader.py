@@ -13,8 +13,8 @@ from tiny_support import current_key
 from schemarag.runtime.artifact.format import CURRENT, MANIFEST
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.artifact.reader import current_key as reader_current_key
-from schemarag.runtime.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
-from schemarag.runtime.search.text_tokens import tokenize
+from schemarag.runtime.core.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
+from schemarag.runtime.core.text_tokens import tokenize
 
 
 @pytest.fixture

@@ -3,9 +3,9 @@ and nothing learned from a single coincidence."""
 
 from __future__ import annotations
 
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
+from schemarag.runtime.core.text_tokens import tokenize
 from schemarag.runtime.search.abbreviations import GENERAL, is_abbreviation, learned_pairs
-from schemarag.runtime.search.text_tokens import tokenize
 
 
 def _db(tables: list[dict]) -> Database:

@@ -9,13 +9,13 @@ import sqlglot
 from sqlglot import exp
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.formatting import (
     format_focused_schema,
     format_focused_schema_tables,
     format_full_schema,
     render_schema,
 )
-from schemarag.runtime.schema import Database
 from schemarag.runtime.search.retriever import Retriever
 
 DOCS_MARKER = "-- Retrieved documentation"

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from schemarag.runtime.errors import SchemaFileError
+from schemarag.runtime.core.errors import SchemaFileError
+from schemarag.runtime.core.schema import (
+    SUPPORTED_DIALECTS,
+    Column,
+    Database,
+    Table,
+    check_type_text,
+    parse_schema,
+)
 from schemarag.runtime.formatting import (
     TableDDL,
     assemble,
@@ -13,14 +21,6 @@ from schemarag.runtime.formatting import (
     format_full_schema,
     render_schema,
     render_table,
-)
-from schemarag.runtime.schema import (
-    SUPPORTED_DIALECTS,
-    Column,
-    Database,
-    Table,
-    check_type_text,
-    parse_schema,
 )
 
 ORDERS = TableDDL(

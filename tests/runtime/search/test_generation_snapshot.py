@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schemarag.runtime.commands.schema_source import resolve_schema
+from schemarag.app.commands.schema_source import resolve_schema
+from schemarag.app.querygen.generator import prepare_prompt
+from schemarag.app.querygen.strategy import StrategyConfig
 from schemarag.runtime.formatting import _ident_sql, _quote_needed, format_full_schema
-from schemarag.runtime.querygen.generator import prepare_prompt
-from schemarag.runtime.querygen.strategy import StrategyConfig
 
 
 def _renders() -> int:

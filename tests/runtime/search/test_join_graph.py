@@ -3,7 +3,7 @@ under the budget (bridges displace the lowest-ranked tables, never the better-ra
 
 from __future__ import annotations
 
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.search.join_graph import DECLARED_COST, cheapest_path, edge_cost, edges_of
 from schemarag.runtime.search.table_ranking import complete_join_paths
 

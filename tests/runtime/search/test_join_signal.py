@@ -120,7 +120,7 @@ def test_no_widening_when_nothing_is_cut() -> None:
 
 
 def test_retrieve_says_why_the_budget_was_widened(capsys) -> None:
-    from schemarag.runtime.commands.retrieve_cmd import _print_ranking
+    from schemarag.app.commands.retrieve_cmd import _print_ranking
 
     ranking = _rank(SEVERAL, adaptive=AdaptiveBudget(0.8, min_tables=1, join_floor=1))
     ranking.adaptive = True

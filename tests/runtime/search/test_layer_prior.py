@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tiny_support import in_memory_artifact
 
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 from schemarag.runtime.search.layer_prior import (
     CONSUMER_FIRST,
     apply_layer_prior,

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.retriever import Retriever
 

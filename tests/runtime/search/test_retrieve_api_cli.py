@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from schemarag.cli import main
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.errors import ConfigError
 
 KEYS = {"text", "source_url", "title", "chunk_id", "score", "table", "chunk_type", "column"}
 CHUNK_KEYS = {"chunk_id", "table", "chunk_type", "column", "score", "title", "source_url", "text"}

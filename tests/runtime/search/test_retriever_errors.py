@@ -9,7 +9,7 @@ import pytest
 from retrieval_support import copy_database_artifacts, current_folder
 
 from schemarag.runtime.artifact.format import CURRENT, FORMAT_VERSION
-from schemarag.runtime.errors import (
+from schemarag.runtime.core.errors import (
     ArtifactError,
     ArtifactNotFoundError,
     ChecksumMismatchError,

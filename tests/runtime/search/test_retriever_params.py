@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from schemarag.runtime.config import DEFAULT_THRESHOLD, DEFAULT_TOP_K, RetrievalSettings
-from schemarag.runtime.errors import ConfigError
+from schemarag.runtime.core.config import DEFAULT_THRESHOLD, DEFAULT_TOP_K, RetrievalSettings
+from schemarag.runtime.core.errors import ConfigError
 from schemarag.runtime.search.retriever import Retriever
 
 RICH = "Which users have placed the most orders?"  # many chunks are relevant

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from schemarag.runtime.errors import QuestionError, SchemaragError
+from schemarag.runtime.core.errors import QuestionError, SchemaragError
 from schemarag.runtime.search.results import RetrievalResult
 from schemarag.runtime.search.retriever import Retriever
 

@@ -74,7 +74,7 @@ def test_unknown_question_words_count_at_the_largest_idf() -> None:
 
 
 def test_bm25_raw_sums_weights_scaled_by_k1_plus_1() -> None:
-    from schemarag.runtime.search.bm25 import K1
+    from schemarag.runtime.core.bm25 import K1
 
     art = _art()
     raw = bm25_raw(art, query_terms(art, "order total", DEFAULT_CALIBRATION))

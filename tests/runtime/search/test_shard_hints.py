@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from retrieval_support import build
 
+from schemarag.runtime.core.schema import Database, ShardRange
 from schemarag.runtime.formatting import format_focused_schema, format_ranking
-from schemarag.runtime.schema import Database, ShardRange
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.runtime.search.shard_hints import question_dates, shard_hint, shard_hints

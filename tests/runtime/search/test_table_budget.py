@@ -105,7 +105,7 @@ def test_compact_focus_caps_the_whole_text_and_keeps_every_ranked_table(built_ar
 
 
 def test_focus_and_table_budget_errors_name_the_value(built_artifacts: Path) -> None:
-    from schemarag.runtime.errors import ConfigError
+    from schemarag.runtime.core.errors import ConfigError
 
     r = Retriever.open("b2b_saas", artifacts=built_artifacts)
     with pytest.raises(

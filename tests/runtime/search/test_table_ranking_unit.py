@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from tiny_support import in_memory_artifact
 
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.search import table_ranking
 from schemarag.runtime.search.table_ranking import (
     AdaptiveBudget,

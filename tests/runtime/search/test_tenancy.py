@@ -12,7 +12,7 @@ from tiny_support import SHOP, current_key, write_schema
 from schemarag.cli import main
 from schemarag.runtime.api import retrieve
 from schemarag.runtime.artifact.format import CURRENT
-from schemarag.runtime.errors import ArtifactError, ArtifactNotFoundError, ManifestMismatchError
+from schemarag.runtime.core.errors import ArtifactError, ArtifactNotFoundError, ManifestMismatchError
 from schemarag.runtime.search.retriever import Retriever
 
 OTHER = {"acme": ("globex_hr", "salary_band"), "globex": ("acme_crm", "pipeline_stage")}
@@ -150,7 +150,7 @@ def test_schema_resolution_for_generate_and_validate_is_tenant_scoped(
     tiny: tuple[Path, Path], tenant: str
 ) -> None:
     """``resolve_schema`` is what tenant-scoped commands (generate, validate) read schemas with."""
-    from schemarag.runtime.commands.schema_source import resolve_schema
+    from schemarag.app.commands.schema_source import resolve_schema
 
     data, artifacts = tiny
     other_db, _ = OTHER[tenant]

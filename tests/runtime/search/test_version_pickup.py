@@ -13,7 +13,7 @@ import pytest
 from tiny_support import current_key
 
 from schemarag.runtime.artifact.format import CURRENT
-from schemarag.runtime.errors import ManifestMismatchError
+from schemarag.runtime.core.errors import ManifestMismatchError
 from schemarag.runtime.search.retriever import Retriever
 
 _events: list[tuple[int, str, str]] = []

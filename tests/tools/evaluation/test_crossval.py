@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.schema import load_schema
 from schemarag.tools.evaluation.crossval import FAMILIES, Knobs, grid, lodo, objective
 from schemarag.tools.evaluation.harness import EvalConfig, input_label
 from schemarag.tools.evaluation.metrics import aggregate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from schemarag.runtime.schema import Database
+from schemarag.runtime.core.schema import Database
 from schemarag.tools.evaluation.gold import SchemaView, gold_from_sql
 
 SCHEMA = {

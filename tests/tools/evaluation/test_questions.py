@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from schemarag.runtime.errors import ConfigError
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.core.schema import load_schema
 from schemarag.tools.evaluation.gold import SchemaView, gold_from_sql
 from schemarag.tools.evaluation.questions import load_questions
 from schemarag.tools.importers.writer import import_catalog

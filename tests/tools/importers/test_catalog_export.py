@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from schemarag.runtime.errors import ImportFormatError
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.schema import load_schema
 from schemarag.tools.importers.catalog_export import import_catalog_export
 
 
@@ -140,8 +140,8 @@ def test_missing_header_is_a_clear_error(tmp_path):
 
 
 def test_family_knows_its_shards_and_sql_naming_a_shard_validates(tmp_path, export):
+    from schemarag.app.querygen.sql_validation import validate_sql
     from schemarag.runtime.formatting import format_full_schema
-    from schemarag.runtime.querygen.sql_validation import validate_sql
 
     columns, *_ = export
     import_catalog_export(columns, tmp_path / "out", database="wh", dialect="snowflake")
@@ -170,7 +170,7 @@ def test_year_glued_to_a_word_is_a_family(tmp_path):
     """``gsod1929`` .. ``gsod2023`` (NOAA's yearly tables, a column added on the way) collapse into
     ``gsod*`` like dated shards; ``trips_2014`` style names keep the stricter number rule, and two
     tables with a year are no family."""
-    from schemarag.runtime.querygen.sql_validation import validate_sql
+    from schemarag.app.querygen.sql_validation import validate_sql
 
     rows = []
     for year in (2019, 2020, 2021, 2022):

@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from schemarag.runtime.core.schema import Database, load_schema
 from schemarag.runtime.formatting import format_full_schema
-from schemarag.runtime.schema import Database, load_schema
 from schemarag.tools.importers.catalog_export import import_catalog_export
 
 

@@ -12,9 +12,9 @@ import dagster as dg
 import pytest
 
 from schemarag.pipelines.build import build_databases
-from schemarag.runtime.errors import SchemaFileError
+from schemarag.runtime.core.errors import SchemaFileError
+from schemarag.runtime.core.schema import MAX_TYPE_CHARS, load_schema
 from schemarag.runtime.formatting import format_focused_schema, format_full_schema
-from schemarag.runtime.schema import MAX_TYPE_CHARS, load_schema
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.tools.importers.catalog_export import import_catalog_export
 

@@ -11,10 +11,10 @@ import re
 import dagster as dg
 import pytest
 
+from schemarag.app.querygen.sql_validation import validate_sql
+from schemarag.app.serve.keys import ANONYMOUS
+from schemarag.app.serve.service import SchemaService
 from schemarag.pipelines.build import build_databases
-from schemarag.runtime.querygen.sql_validation import validate_sql
-from schemarag.runtime.serve.keys import ANONYMOUS
-from schemarag.runtime.serve.service import SchemaService
 from schemarag.tools.importers.catalog_export import import_catalog_export
 
 HEADER = [

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from schemarag.runtime.core.schema import load_schema
 from schemarag.runtime.formatting import format_full_schema
-from schemarag.runtime.schema import load_schema
 from schemarag.tools.importers.catalog_export import import_catalog_export
 
 _REPO = Path(__file__).resolve().parents[3]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schemarag.runtime.errors import ImportFormatError
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.schema import load_schema
 from schemarag.tools.importers.dbt import import_dbt
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "dbt_shop"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.schema import load_schema
 from schemarag.tools.importers.dbt import import_dbt
 from schemarag.tools.importers.dbt.manifest import relation_parts
 

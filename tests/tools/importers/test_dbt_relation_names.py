@@ -18,9 +18,9 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
+from schemarag.app.querygen.sql_validation import validate_sql
+from schemarag.runtime.core.schema import Database, load_schema
 from schemarag.runtime.formatting import format_full_schema
-from schemarag.runtime.querygen.sql_validation import validate_sql
-from schemarag.runtime.schema import Database, load_schema
 
 GOOD = [
     "SELECT c.country_code, SUM(o.amount) AS revenue FROM analytics_marts.orders AS o "

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schemarag.runtime.errors import ImportFormatError
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.schema import load_schema
 from schemarag.tools.importers.catalog_export import import_catalog_export
 from schemarag.tools.importers.export_parts import export_parts
 

@@ -11,8 +11,8 @@ import pytest
 from schemarag.assets.lib.docs_writer import doc_file_name
 from schemarag.assets.lib.markdown_docs import parse_markdown
 from schemarag.cli import main
-from schemarag.runtime.errors import ImportFormatError
-from schemarag.runtime.schema import load_schema
+from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.schema import load_schema
 from schemarag.tools.importers.metadata import MAX_SAMPLES, MAX_VALUE_CHARS
 from schemarag.tools.importers.writer import import_catalog
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from schemarag.app.querygen.sql_validation import validate_sql
+from schemarag.runtime.core.schema import Database
 from schemarag.runtime.formatting import format_full_schema
-from schemarag.runtime.querygen.sql_validation import validate_sql
-from schemarag.runtime.schema import Database
 from schemarag.tools.evaluation.gold import SchemaView, gold_from_sql
 
 DB = Database.model_validate(

@@ -17,8 +17,8 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemarag.runtime.errors import ImportFormatError
-from schemarag.runtime.names import check_name
+from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.names import check_name
 from schemarag.tools.importers.dbt.assemble import NOT_TABLES, lineage_sections, to_database
 from schemarag.tools.importers.dbt.exposures import extra_sections
 from schemarag.tools.importers.dbt.jinja_env import MODEL_SCHEMA, SOURCE_SCHEMA, DbtJinja, RenderError

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from schemarag.runtime.schema import Column, Database, ForeignKey, Table
+from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec
 
 log = logging.getLogger(__name__)
@@ -188,7 +188,7 @@ def to_database(
 
 def raise_empty(name: str, warnings: list[str]) -> None:
     """No table at all: say why (models whose Jinja needs a missing package, yml without columns)."""
-    from schemarag.runtime.errors import ImportFormatError
+    from schemarag.runtime.core.errors import ImportFormatError
 
     unrendered = [w for w in warnings if "Jinja not rendered" in w]
     why = f"; {len(unrendered)} model(s) could not be rendered, e.g. {unrendered[0]}" if unrendered else ""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schemarag.runtime.errors import ImportFormatError
+from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.tools.importers.dbt.layers import layer_of
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec, is_pii
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from schemarag.runtime.errors import ImportFormatError
+from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.tools.importers.dbt.jinja_env import docs_blocks
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec, is_pii
 from schemarag.tools.importers.dbt.walk import ProjectWalker

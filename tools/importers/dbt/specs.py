@@ -1,7 +1,7 @@
 """What the dbt importer knows about one relation (model, source table, seed, snapshot).
 
 The yml reader, the SQL renderer and the manifest reader all fill these plain records; only
-:mod:`.assemble` turns them into a :class:`~schemarag.runtime.schema.Database`, so the three
+:mod:`.assemble` turns them into a :class:`~schemarag.runtime.core.schema.Database`, so the three
 input routes cannot disagree about keys, foreign keys or PII.
 """
 

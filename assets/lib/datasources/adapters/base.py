@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schemarag.assets.lib.datasources.config import DatasourceEntry, Sampling
-from schemarag.runtime.errors import DatasourceError
+from schemarag.runtime.core.errors import DatasourceError
 
 log = logging.getLogger(__name__)
 

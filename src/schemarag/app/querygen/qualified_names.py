@@ -1,0 +1,48 @@
+"""Schema-qualified table names (``sales.orders``) in generated SQL, folded to the schema's names.
+
+Imported warehouse catalogs name tables ``schema.table`` (and sharded families ``events_*``); the
+checks after this one look tables up by one name, and DuckDB's bind check creates one table per
+schema name. So ``FROM sales.orders`` becomes ``FROM "sales.orders" AS orders`` before them: the
+same table, one identifier, and ``orders.amount`` still resolves through the alias.
+
+Example:
+    >>> import sqlglot
+    >>> from schemarag.runtime.core.schema import Database
+    >>> db = Database.model_validate({"name": "w", "tables": [
+    ...     {"name": "sales.orders", "columns": [{"name": "amount"}]}]})
+    >>> fold_qualified_tables(sqlglot.parse_one("select orders.amount from sales.orders"), db).sql()
+    'SELECT orders.amount FROM "sales.orders" AS orders'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemarag.runtime.core.schema import Database
+
+
+def fold_qualified_tables(tree: Any, db: Database) -> Any:
+    """A copy of ``tree`` with each ``schema.table`` the schema knows as one name made one
+    identifier, and each shard of a collapsed family (``ga4.events_20210105``) named as its family
+    (``ga4.events_*``, the table that holds its columns)."""
+    from sqlglot import exp
+
+    families = [t for t in db.tables if t.shards is not None]
+    if not families and not any("." in t.name for t in db.tables):
+        return tree
+    tree = tree.copy()
+    for table in list(tree.find_all(exp.Table)):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        parts = [table.text("catalog"), table.text("db"), table.name]
+        names = [".".join(p for p in parts[start:] if p) for start in range(len(parts))]  # longest first
+        known = next((db.table(n) for n in names if "." in n and db.table(n) is not None), None)
+        if known is None and db.table(names[0]) is None:
+            known = next((f for n in names for f in families if f.shards and f.shards.member(n)), None)
+        if known is not None:
+            table.set("this", exp.to_identifier(known.name, quoted=True))
+            table.set("db", None)
+            table.set("catalog", None)
+            if not table.alias:
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(parts[-1])))
+    return tree
