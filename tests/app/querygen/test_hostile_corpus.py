@@ -95,3 +95,59 @@ def test_assignments_are_rejected_where_they_mean_something(dialect: str, sql: s
 def test_the_same_queries_without_the_trick_stay_valid(dialect: str, sql: str) -> None:
     report = validate_sql(sql, users_db(dialect))
     assert report.errors == [] and report.valid is True, report
+
+
+# Issue 39: reads that are not tables of the schema. Each was "unchecked" (exit 3) in every
+# dialect; a FROM/JOIN target must be a schema table, a CTE, a subquery or a reviewed row
+# generator (UNNEST and kin) expanding its arguments, so each is invalid with the reason.
+RELATION_TARGETS = [
+    ("SELECT $1 FROM @mystage/secrets.csv", "stage"),
+    ("SELECT * FROM @s", "stage"),
+    ("SELECT * FROM @%users", "stage"),
+    ("SELECT id FROM users JOIN @s ON true", "stage"),
+    ("SELECT * FROM TABLE('SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY')", "table function"),
+    ("SELECT * FROM TABLE(users)", "table function"),
+    ("SELECT * FROM TABLE(RESULT_SCAN(LAST_QUERY_ID()))", "table function"),
+    ("SELECT * FROM read_csv('x.csv')", "table function"),
+    ("SELECT * FROM users, read_parquet('s3://b/k.parquet')", "table function"),
+    ("SELECT * FROM query_table('users')", "table function"),
+    ("SELECT * FROM IDENTIFIER('users')", "table function"),
+    ("SELECT * FROM ?", "placeholder"),
+    ("SELECT * FROM :t", "placeholder"),
+    ("SELECT * FROM $1", "placeholder"),
+    ("SELECT id FROM users JOIN ? ON true", "placeholder"),
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(("sql", "kind"), RELATION_TARGETS, ids=[s for s, _ in RELATION_TARGETS])
+def test_stages_table_functions_and_placeholders_as_relations_are_invalid(
+    dialect: str, sql: str, kind: str
+) -> None:
+    report = validate_sql(sql, users_db(dialect))
+    assert report.valid is False, report
+    assert len(report.errors) >= 1 and all("\n" not in e for e in report.errors), report.errors
+    # the reason names what was read, unless the dialect cannot even parse the statement
+    if not report.errors[0].startswith("does not parse"):
+        assert kind in report.errors[0] or "unknown table" in report.errors[0] or "not allowed" in report.errors[0], (
+            report.errors
+        )
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql"),
+    [
+        ("postgres", "SELECT g FROM generate_series(1, 10) AS g"),
+        ("duckdb", "SELECT r FROM range(3) AS t(r)"),
+        ("duckdb", "SELECT u FROM users, unnest([users.id]) AS t(u)"),
+        ("bigquery", "SELECT x FROM users, UNNEST([users.id]) AS x"),
+        ("snowflake", "SELECT f.value FROM users AS u, LATERAL FLATTEN(input => u.id) AS f"),
+        ("snowflake", "SELECT f.value FROM users AS u, TABLE(FLATTEN(input => u.id)) AS f"),
+        ("postgres", "SELECT e.v FROM users AS u CROSS JOIN LATERAL unnest(ARRAY[u.id]) AS e(v)"),
+        ("sqlite", "SELECT j.value FROM users AS u, json_each(u.name) AS j"),
+        ("duckdb", "WITH t AS (SELECT id FROM users) SELECT * FROM t JOIN (SELECT 1 AS one) AS s ON true"),
+    ],
+)
+def test_row_generators_ctes_and_subqueries_stay_allowed_as_relations(dialect: str, sql: str) -> None:
+    report = validate_sql(sql, users_db(dialect))
+    assert report.valid is not False, report  # valid, or unchecked where DuckDB cannot emulate the dialect

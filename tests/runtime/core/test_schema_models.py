@@ -12,7 +12,7 @@ from schemarag.runtime.core.errors import InvalidNameError, SchemaFileError
 from schemarag.runtime.core.names import check_name
 from schemarag.runtime.core.schema import Database, Table, load_schema, parse_schema
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 SHOP = {
     "name": "shop",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from schemarag.runtime.artifact.format import CURRENT
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[1]
 
 # A chain a -> b -> c (a.b_id references b.id, b.c_id references c.id) with three unrelated
 # topics, so a question about one table retrieves that table alone.
