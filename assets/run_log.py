@@ -2,7 +2,7 @@
 
 An asset's warning (a skipped doc file, an unreadable part) goes to the Dagster event log with
 ``context.log`` (the UI shows it on the run) and to the console through the ``schemarag`` logger.
-The build runs Dagster's own console logger at ERROR (``pipelines.build.QUIET``), so the same
+The build runs Dagster's own console logger at ERROR (``pipelines.runs.QUIET``), so the same
 warning is not printed a second time in Dagster's format; library code returns its warnings
 instead of logging them, and the caller reports them here.
 """

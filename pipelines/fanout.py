@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import dagster as dg
 
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
-from schemarag.pipelines.build import QUIET, BuildReport, add_partitions, index_job, run_tags, summarize
+from schemarag.pipelines.runs import QUIET, BuildReport, add_partitions, index_job, run_tags, summarize
 from schemarag.runtime.core.errors import ConfigError
 
 DEFINITIONS_MODULE = "schemarag.pipelines.definitions"

@@ -27,10 +27,10 @@ from schemarag.assets.lib.embed_shards import fanout_schemas, partition_key, spl
 from schemarag.assets.lib.inputs import built_key
 from schemarag.assets.partitions import schema_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
-from schemarag.pipelines.build import _error, _metadata, run_tags
 from schemarag.pipelines.definitions import FANOUT_ASSETS
 from schemarag.pipelines.fanout import in_workers, partition_run, require_persistent
 from schemarag.pipelines.jobs import embed_schema_job
+from schemarag.pipelines.runs import run_error, run_metadata, run_tags
 from schemarag.runtime.core.errors import SchemaragError
 from schemarag.runtime.core.paths import schema_path
 
@@ -94,8 +94,8 @@ def run_schema_partition(
     tags = {**run_tags(db, IndexPaths(**paths)), "schemarag/schema": schema, "dagster/partition": key}
     with partition_run(reconstruct_schema_job, instance_ref, paths, model, tags) as result:
         if not result.success:
-            return SchemaReport(partition=key, ok=False, error=_error(result))
-        meta = _metadata(result, "schema_embeddings")
+            return SchemaReport(partition=key, ok=False, error=run_error(result))
+        meta = run_metadata(result, "schema_embeddings")
         return SchemaReport(
             partition=key,
             ok=True,

@@ -3,7 +3,7 @@
 Query services import only this package; it never imports Dagster. Heavy modules load on
 first use of the name that needs them.
 
->>> import runtime
+>>> import schemarag.runtime
 >>> 'Retriever' in schemarag.runtime.__all__ and 'retrieve' in schemarag.runtime.__all__
 True
 """

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.artifact.ddl import TableDDL, assemble, ddl_keyword, name_sql, table_note
 from schemarag.runtime.core.schema import Column, Database, Table, check_type_text
 from schemarag.runtime.core.type_text import compact_type, is_nested_type
 from schemarag.runtime.search.shard_hints import shard_hints
@@ -36,48 +37,6 @@ DESCRIPTION_CHARS = 120
 # A type longer than this is shown by its outer constructor (``ARRAY<STRUCT<...>>``); a nested
 # type whose fields the schema lists as columns of their own (``device.os``) always is.
 COMPACT_TYPE_CHARS = 400
-_KEYWORDS = {"view": "VIEW", "materialized_view": "MATERIALIZED VIEW"}
-
-
-def table_note(table: Table | None, dialect: str) -> str:
-    """What the SQL writer must know to query a collapsed shard family (it is not one table in
-    most warehouses): BigQuery queries the wildcard name and filters ``_TABLE_SUFFIX``; elsewhere
-    each shard is a table of its own.
-
-    >>> from schemarag.runtime.core.schema import ShardRange
-    >>> days = ShardRange(stem="ev_", pattern="YYYYMMDD", first="20210101", last="20210131", count=31)
-    >>> print(table_note(Table(name="ev_*", columns=[{"name": "a"}], shards=days), "bigquery"))
-    31 shards ev_20210101 .. ev_20210131: filter with _TABLE_SUFFIX BETWEEN '20210101' AND '20210131'
-    """
-    if table is None or table.shards is None:
-        return ""
-    s = table.shards
-    span = f"{s.count} shards {s.stem}{s.first} .. {s.stem}{s.last}"
-    if dialect == "bigquery":
-        return f"{span}: filter with _TABLE_SUFFIX BETWEEN '{s.first}' AND '{s.last}'"
-    return f"{span}, same columns: query a shard by its name, or UNION ALL the shards needed"
-
-
-def ddl_keyword(kind: str | None) -> str:
-    """What the statement creates: ``VIEW`` and ``MATERIALIZED VIEW`` say the relation is read-only
-    (queried like a table); tables and external tables are ``TABLE``."""
-    return _KEYWORDS.get(kind or "", "TABLE")
-
-
-@dataclass(frozen=True)
-class TableDDL:
-    """Pre-rendered pieces of one table's CREATE TABLE statement."""
-
-    name: str
-    name_sql: str
-    columns: tuple[str, ...]  # column names, schema order
-    column_sql: tuple[str, ...]  # rendered "name TYPE [NOT NULL]" per column
-    comments: tuple[str, ...]  # one-line description per column ("" if none)
-    key_columns: tuple[str, ...]  # PK, FK and FK-referenced columns: never pruned
-    pk_sql: str
-    fk_sql: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (column, constraint sql)
-    keyword: str = "TABLE"  # CREATE <keyword>: TABLE, VIEW or MATERIALIZED VIEW (:func:`ddl_keyword`)
-    note: str = ""  # a comment on the statement's first line (:func:`table_note`)
 
 
 def _data_type(type_text: str, dialect: str):
@@ -259,74 +218,6 @@ def _referenced(db: Database, table: str) -> list[str]:
     return [rc for _, _, rt, rc in db.foreign_keys() if rt.lower() == table.lower()]
 
 
-def name_sql(ddl: TableDDL, column: str) -> str:
-    """A column's name as its DDL line spells it (quoted where the dialect needs it), taken
-    from the pre-rendered line so no SQL library runs at request time."""
-    return _name_sqls(ddl).get(column, column)
-
-
-@lru_cache(maxsize=4096)
-def _name_sqls(ddl: TableDDL) -> dict[str, str]:
-    return {c: _leading_name(line, c) for c, line in zip(ddl.columns, ddl.column_sql, strict=True)}
-
-
-def _leading_name(line: str, column: str) -> str:
-    closing = {'"': '"', "`": "`", "[": "]"}.get(line[:1])
-    if closing is None:
-        return line.split(" ", 1)[0]
-    end = line.find(closing, 1)
-    while end != -1 and line[end + 1 : end + 2] == closing:  # a doubled quote inside the name
-        end = line.find(closing, end + 2)
-    return line[: end + 1] if end != -1 else column
-
-
-def statement_head(ddl: TableDDL) -> str:
-    """``CREATE TABLE sales.orders (``: how a table's statement starts in a focused schema (the
-    relation name as the warehouse spells it, e.g. a quoted BigQuery project)."""
-    return f"CREATE {ddl.keyword} {ddl.name_sql} ("
-
-
-def assemble(
-    ddl: TableDDL,
-    columns: Iterable[str] | None = None,
-    with_comments: bool = True,
-    described: Iterable[str] | None = None,
-    fk_columns: set[str] | None = None,
-    compact: Sequence[str] = (),
-    hint: str = "",
-) -> str:
-    """One CREATE TABLE statement; ``columns`` prunes to those (plus key columns),
-    ``described`` (when given) limits the description comments to those columns, and
-    ``fk_columns`` (lower-case, when given) the FOREIGN KEY lines to those columns.
-    ``compact`` columns are listed by name only in a closing comment (a few tokens each,
-    so a column the ranking under-rated is still there). ``hint`` follows the table's note (the
-    shard a question's date names: :mod:`~schemarag.runtime.search.shard_hints`)."""
-    keep: set[str] | None = None
-    if columns is not None:
-        keep = {c.lower() for c in columns} | {c.lower() for c in ddl.key_columns}
-    say = None if described is None else {c.lower() for c in described}
-    items: list[tuple[str, str]] = []
-    for name, sql, comment in zip(ddl.columns, ddl.column_sql, ddl.comments, strict=True):
-        if keep is None or name.lower() in keep:
-            show = with_comments and (say is None or name.lower() in say)
-            items.append((sql, comment if show else ""))
-    if ddl.pk_sql:
-        items.append((ddl.pk_sql, ""))
-    for col, fk in ddl.fk_sql:
-        shown_col = keep is None or col.lower() in keep
-        if shown_col and (fk_columns is None or col.lower() in fk_columns):
-            items.append((fk, ""))
-    lines = []
-    for i, (sql, comment) in enumerate(items):
-        sep = "," if i < len(items) - 1 else ""
-        lines.append(f"  {sql}{sep}" + (f" -- {comment}" if comment else ""))
-    if compact:
-        lines.append("  -- also: " + ", ".join(name_sql(ddl, c) for c in compact))
-    note = "; ".join(n for n in (ddl.note, hint) if n)
-    head = statement_head(ddl) + (f" -- {note}" if note else "")
-    return head + "\n" + "\n".join(lines) + "\n);"
-
-
 def format_tables(
     db: Database,
     tables: Sequence[str],
@@ -343,11 +234,9 @@ def format_tables(
     budget; a table is never left out. ``hints``: per collapsed family, the shards the
     question's dates name (:func:`~schemarag.runtime.search.shard_hints.shard_hints`).
     """
-    return "\n\n".join(
-        _table_text(db, name, {n.lower() for n in tables}, columns, ddl, described, compact, levels, hints)
-        for name in tables
-        if db.table(name) is not None
-    )
+    options = _TableOptions({n.lower() for n in tables}, columns, ddl, described, compact, hints)
+    texts = (_table_text(db, name, options, levels) for name in tables if db.table(name) is not None)
+    return "\n\n".join(texts)
 
 
 # What a table shows at each detail level, each smaller than the one before: 0 focused DDL
@@ -358,41 +247,53 @@ def format_tables(
 DETAIL_LEVELS = 4
 
 
-def _table_text(
-    db: Database,
-    name: str,
-    shown: set[str],
-    columns: dict[str, list[str]] | None,
-    ddl: dict[str, TableDDL] | None,
-    described: dict[str, list[str]] | None,
-    compact: dict[str, list[str]] | None,
-    levels: dict[str, int] | None,
-    hints: dict[str, str] | None = None,
-) -> str:
+@dataclass(frozen=True)
+class _TableOptions:
+    """How every table of one rendering is shown (per table name; None = no such limit).
+
+    One value for a whole call, so thinning a table under a budget re-renders it with only its
+    detail level changed."""
+
+    shown: set[str]  # lower-cased names of the tables in the output: FK lines to others are dropped
+    columns: dict[str, list[str]] | None = None  # focused columns (key columns are always kept)
+    ddl: dict[str, TableDDL] | None = None  # pre-rendered pieces; a table without them is rendered
+    described: dict[str, list[str]] | None = None  # the columns whose description is shown
+    compact: dict[str, list[str]] | None = None  # further columns listed by name only
+    hints: dict[str, str] | None = None  # the shards a question's dates name, per collapsed family
+
+
+def _table_text(db: Database, name: str, options: _TableOptions, levels: dict[str, int] | None) -> str:
+    """One table of ``options`` at its detail level in ``levels`` (0 when absent)."""
     t = db.table(name)
     assert t is not None
-    piece = ddl.get(t.name) if ddl else None
+    piece = options.ddl.get(t.name) if options.ddl else None
     if piece is None:  # no pre-rendered pieces (a schema without an artifact): render this table
         piece = render_table(t, db.dialect, _referenced(db, t.name))
-    cols = columns.get(t.name) if columns else None
-    say = described.get(t.name) if described is not None else None
-    rest = list(compact.get(t.name, ())) if compact else []
+    cols = options.columns.get(t.name) if options.columns else None
+    say = options.described.get(t.name) if options.described is not None else None
+    rest = list(options.compact.get(t.name, ())) if options.compact else []
     level = levels.get(t.name, 0) if levels else 0
     if level >= 2:
-        keep = {c.lower() for c in (cols or piece.columns)} | {c.lower() for c in piece.key_columns}
-        names = [name_sql(piece, c) for c in piece.columns if c.lower() in keep]
-        what = piece.keyword.lower()
-        if level == 2:
-            return f"-- {what} {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
-        more = f" (+{len(rest)} more columns)" if rest else ""
-        return f"-- {what} {piece.name_sql}: " + ", ".join(names) + more
+        return _names_line(piece, cols, rest, level)
     fks = None
-    if columns is not None:  # focused: a FOREIGN KEY line to a table not shown is dead weight
+    if options.columns is not None:  # focused: a FOREIGN KEY line to a table not shown is dead weight
+        shown = options.shown
         fks = {c.name.lower() for c in t.columns if c.foreign_key and c.foreign_key.table.lower() in shown}
     if level >= 1:
         say = []
-    hint = hints.get(t.name, "") if hints else ""
+    hint = options.hints.get(t.name, "") if options.hints else ""
     return assemble(piece, cols, described=say, fk_columns=fks, compact=rest, hint=hint)
+
+
+def _names_line(piece: TableDDL, cols: list[str] | None, rest: list[str], level: int) -> str:
+    """Detail level 2 or 3 of a table: one comment line of its table and column names."""
+    keep = {c.lower() for c in (cols or piece.columns)} | {c.lower() for c in piece.key_columns}
+    names = [name_sql(piece, c) for c in piece.columns if c.lower() in keep]
+    what = piece.keyword.lower()
+    if level == 2:
+        return f"-- {what} {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
+    more = f" (+{len(rest)} more columns)" if rest else ""
+    return f"-- {what} {piece.name_sql}: " + ", ".join(names) + more
 
 
 def format_ranking(
@@ -429,12 +330,8 @@ def focused_parts(
     compact = dict(ranking.compact)
     hints = ranking.shard_hints
     levels = dict.fromkeys(tables, 0)
-    shown = {t.lower() for t in tables}
-    parts = {
-        t: _table_text(db, t, shown, columns, ddl, described, compact, levels, hints)
-        for t in tables
-        if db.table(t) is not None
-    }
+    options = _TableOptions({t.lower() for t in tables}, columns, ddl, described, compact, hints)
+    parts = {t: _table_text(db, t, options, levels) for t in tables if db.table(t) is not None}
     if token_budget is not None:
         total = sum(estimate_tokens(p) + 1 for p in parts.values())
         for level in range(1, DETAIL_LEVELS):
@@ -443,7 +340,7 @@ def focused_parts(
                     break
                 levels[t] = level
                 before = parts[t]
-                parts[t] = _table_text(db, t, shown, columns, ddl, described, compact, levels, hints)
+                parts[t] = _table_text(db, t, options, levels)
                 total += estimate_tokens(parts[t]) - estimate_tokens(before)
     return levels, parts
 
@@ -507,53 +404,92 @@ def focused_schema_levels(
     (:func:`format_ranking`); its own size cap (``ColumnPolicy.context_share``, the "compact"
     focus) bounds the whole text, documentation included.
     """
-    ddl = ddl or result.ddl
-    chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
+    focus = _focus(db, result, ddl or result.ddl)
     ranking = result.ranking
-    hints: dict[str, str] = {}
     if ranking is not None and ranking.token_budget is not None:  # a size cap covers the docs too
         token_budget = min(b for b in (token_budget, ranking.token_budget) if b is not None)
-    if ranking is not None:  # a budgeted table focus: its tables, columns and descriptions
-        tables = list(ranking.tables)
-        retrieved_set = {t.lower() for t in tables[:1]}
-        shown_columns: dict[str, list[str]] | None = dict(ranking.columns) or None
-        described: dict[str, list[str]] | None = dict(ranking.described) or None
-    else:
-        tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
-        retrieved_set = {t.lower() for t in result.tables}
-        shown_columns = {}
-        for name in tables:
-            t = db.table(name)
-            if t is not None and name.lower() not in retrieved_set:
-                shown_columns[t.name] = [c.name for c in t.columns if _joins_or_labels(c)]
-        described = {name: [] for name in shown_columns} if shown_columns else None
-        shown_columns = shown_columns or None
-        hints = shard_hints(db, tables, result.question)
-
-    def render(tbls: list[str], chs: list, ddl_budget: int | None = None) -> str:
-        if ranking is not None:
-            text = format_ranking(db, ranking, ddl, ddl_budget)
-        else:
-            text = format_tables(db, tbls, shown_columns, ddl=ddl, described=described, hints=hints)
-        return text + docs_section(db, chs, tbls)
-
-    unthinned = dict.fromkeys(tables, 0)
-    out = render(tables, chunks)
+    chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
+    unthinned = dict.fromkeys(focus.tables, 0)
+    out = _render(db, focus, chunks)
     if token_budget is None:
         return out, unthinned
     while estimate_tokens(out) > token_budget and chunks:
         chunks = chunks[:-1]
-        out = render(tables, chunks)
+        out = _render(db, focus, chunks)
     if ranking is not None:  # every ranked table stays; they are thinned, not dropped
         if estimate_tokens(out) <= token_budget:
             return out, unthinned
-        docs_tokens = estimate_tokens(out) - estimate_tokens(format_ranking(db, ranking, ddl))
-        ddl_budget = max(0, token_budget - docs_tokens)
-        levels = focused_parts(db, ranking, ddl, ddl_budget)[0]
-        return render(tables, chunks, ddl_budget), levels
-    retrieved = {t for t in tables if t.lower() in retrieved_set}
+        return _thin_ranking(db, focus, chunks, out, token_budget)
+    return _drop_neighbours(db, focus, chunks, out, token_budget)
+
+
+@dataclass
+class _Focus:
+    """What :func:`focused_schema_levels` renders: a budgeted ranking, or retrieved tables and
+    their FK neighbours (``tables`` loses neighbours, last first, while over a budget)."""
+
+    ddl: dict[str, TableDDL] | None
+    ranking: TableRanking | None
+    tables: list[str]
+    retrieved: set[str]  # lower-cased: the tables a budget never drops
+    columns: dict[str, list[str]] | None = None
+    described: dict[str, list[str]] | None = None
+    hints: dict[str, str] = field(default_factory=dict)
+
+
+def _focus(db: Database, result: RetrievalResult, ddl: dict[str, TableDDL] | None) -> _Focus:
+    """The tables of ``result`` and which columns each shows: a neighbour is there to be joined
+    through, so it shows its key and label columns without descriptions."""
+    ranking = result.ranking
+    if ranking is not None:  # a budgeted table focus: its tables, columns and descriptions
+        tables = list(ranking.tables)
+        retrieved = {t.lower() for t in tables[:1]}
+        columns = dict(ranking.columns) or None
+        return _Focus(ddl, ranking, tables, retrieved, columns, described=dict(ranking.described) or None)
+    tables = list(dict.fromkeys([*result.tables, *result.expanded_tables]))
+    retrieved = {t.lower() for t in result.tables}
+    shown_columns: dict[str, list[str]] = {}
+    for name in tables:
+        t = db.table(name)
+        if t is not None and name.lower() not in retrieved:
+            shown_columns[t.name] = [c.name for c in t.columns if _joins_or_labels(c)]
+    described = {name: [] for name in shown_columns} if shown_columns else None
+    hints = shard_hints(db, tables, result.question)
+    return _Focus(ddl, None, tables, retrieved, shown_columns or None, described, hints)
+
+
+def _render(db: Database, focus: _Focus, chunks: list, ddl_budget: int | None = None) -> str:
+    """The focus's CREATE TABLE statements, then ``chunks`` as the documentation section."""
+    ddl = focus.ddl
+    if focus.ranking is not None:
+        text = format_ranking(db, focus.ranking, ddl, ddl_budget)
+    else:
+        text = format_tables(
+            db, focus.tables, focus.columns, ddl=ddl, described=focus.described, hints=focus.hints
+        )
+    return text + docs_section(db, chunks, focus.tables)
+
+
+def _thin_ranking(
+    db: Database, focus: _Focus, chunks: list, out: str, token_budget: int
+) -> tuple[str, dict[str, int]]:
+    """A ranking over budget: its tables thinned (:func:`focused_parts`) into what the kept
+    documentation leaves of the budget."""
+    assert focus.ranking is not None
+    docs_tokens = estimate_tokens(out) - estimate_tokens(format_ranking(db, focus.ranking, focus.ddl))
+    ddl_budget = max(0, token_budget - docs_tokens)
+    levels = focused_parts(db, focus.ranking, focus.ddl, ddl_budget)[0]
+    return _render(db, focus, chunks, ddl_budget), levels
+
+
+def _drop_neighbours(
+    db: Database, focus: _Focus, chunks: list, out: str, token_budget: int
+) -> tuple[str, dict[str, int]]:
+    """Neighbour tables dropped from the last while over budget; a retrieved table always stays."""
+    tables = focus.tables
+    retrieved = {t for t in tables if t.lower() in focus.retrieved}
     while estimate_tokens(out) > token_budget and len(tables) > len(retrieved):
         drop = next(t for t in reversed(tables) if t not in retrieved)
         tables.remove(drop)
-        out = render(tables, chunks)
+        out = _render(db, focus, chunks)
     return out, dict.fromkeys(tables, 0)

@@ -12,7 +12,8 @@ import pytest
 import schemarag
 from schemarag.runtime.artifact.format import compute_key
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.core.embedding.embedder import TOKENIZER_DIR, TOKENIZER_FILES, Embedder, ModelSpec
+from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec
+from schemarag.runtime.core.embedding.model_files import TOKENIZER_DIR, TOKENIZER_FILES
 from schemarag.runtime.core.errors import ManifestMismatchError
 
 

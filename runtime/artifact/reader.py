@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.artifact.chunk_model import Chunk
+from schemarag.runtime.artifact.ddl import TableDDL, assemble, ddl_keyword, table_note
 from schemarag.runtime.artifact.format import CURRENT, LANCE_DIR, MANIFEST, NPY_FILES, sha256_file
 from schemarag.runtime.artifact.manifest import Manifest, check_identity, read_manifest, read_pointer
 from schemarag.runtime.artifact.naming import join_like
 from schemarag.runtime.core.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
 from schemarag.runtime.core.schema import Database, parse_schema
 from schemarag.runtime.core.text_tokens import TOKENIZER_CONFIG
-from schemarag.runtime.formatting import TableDDL, assemble, ddl_keyword, table_note
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,61 @@ def verify_files(folder: Path, manifest: Manifest, full: bool = True) -> None:
                     f"{path}: sha256 {digest[:12]}..., manifest says {info.sha256[:12]}...; "
                     "the file is corrupted, rebuild the artifact"
                 )
+
+
+def _check_built_with(info: Manifest, folder: Path, expected_model: dict[str, Any] | None) -> None:
+    """The index was built with the query side's model (when given) and tokenizer: a vector or a
+    BM25 term from another one would match nothing it should."""
+    if expected_model is not None:
+        built = info.model.model_dump()
+        for name in ("name", "onnx_sha256", "tokenizer_sha256", "dimension"):
+            if built.get(name) != expected_model.get(name):
+                raise ManifestMismatchError(
+                    f"{folder}: built with model {name}={built.get(name)!r}, but the query model has "
+                    f"{name}={expected_model.get(name)!r}; rebuild the index or load the same model"
+                )
+    built_tok = info.params.get("tokenizer")
+    if built_tok != TOKENIZER_CONFIG:
+        raise ManifestMismatchError(
+            f"{folder}: built with tokenizer {built_tok!r}, this runtime tokenizes with "
+            f"{TOKENIZER_CONFIG!r}; rebuild the index with `schemarag build`"
+        )
+
+
+def _map_arrays(folder: Path, info: Manifest) -> dict[str, np.ndarray]:
+    """Every ``.npy`` file memory-mapped, by file name; the embeddings' shape checked."""
+    # np.asarray drops the memmap subclass (no copy): arithmetic on plain views skips
+    # memmap's per-operation wrapping, which costs more than the math on small indexes.
+    mm = {name: np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False)) for name in NPY_FILES}
+    dim = info.model.dimension
+    emb = mm["embeddings.npy"]
+    if emb.ndim != 2 or emb.shape[1] != dim or emb.shape[0] != info.counts.chunks:
+        raise ManifestMismatchError(
+            f"{folder}: embeddings.npy has shape {emb.shape}, manifest says "
+            f"{info.counts.chunks} x {dim}; rebuild the artifact"
+        )
+    return mm
+
+
+def _table_ddl(tables: list[dict[str, Any]], schema: Database) -> dict[str, TableDDL]:
+    """``tables.parquet``'s rows as :class:`TableDDL` pieces. The file stores the rendered SQL
+    only; the statement keyword (``VIEW``...) and the shard note are derived from the schema."""
+    kinds = {t.name: t.kind for t in schema.tables}
+    return {
+        t["name"]: TableDDL(
+            name=t["name"],
+            name_sql=t["name_sql"],
+            columns=tuple(t["columns"]),
+            column_sql=tuple(t["column_sql"]),
+            comments=tuple(t["comments"]),
+            key_columns=tuple(t["key_columns"]),
+            pk_sql=t["pk_sql"],
+            fk_sql=tuple(zip(t["fk_columns"], t["fk_sql"], strict=True)),
+            keyword=ddl_keyword(kinds.get(t["name"])),
+            note=table_note(schema.table(t["name"]), schema.dialect),
+        )
+        for t in tables
+    }
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,52 +166,12 @@ class IndexArtifact:
 
         info, manifest = read_manifest(folder)
         check_identity(info, folder, database, tenant)
-        if expected_model is not None:
-            built = info.model.model_dump()
-            for name in ("name", "onnx_sha256", "tokenizer_sha256", "dimension"):
-                if built.get(name) != expected_model.get(name):
-                    raise ManifestMismatchError(
-                        f"{folder}: built with model {name}={built.get(name)!r}, but the query model has "
-                        f"{name}={expected_model.get(name)!r}; rebuild the index or load the same model"
-                    )
-        built_tok = info.params.get("tokenizer")
-        if built_tok != TOKENIZER_CONFIG:
-            raise ManifestMismatchError(
-                f"{folder}: built with tokenizer {built_tok!r}, this runtime tokenizes with "
-                f"{TOKENIZER_CONFIG!r}; rebuild the index with `schemarag build`"
-            )
+        _check_built_with(info, folder, expected_model)
         verify_files(folder, info, full=verify)
-        # np.asarray drops the memmap subclass (no copy): arithmetic on plain views skips
-        # memmap's per-operation wrapping, which costs more than the math on small indexes.
-        mm = {
-            name: np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False)) for name in NPY_FILES
-        }
-        dim = info.model.dimension
-        emb = mm["embeddings.npy"]
-        if emb.ndim != 2 or emb.shape[1] != dim or emb.shape[0] != info.counts.chunks:
-            raise ManifestMismatchError(
-                f"{folder}: embeddings.npy has shape {emb.shape}, manifest says "
-                f"{info.counts.chunks} x {dim}; rebuild the artifact"
-            )
+        mm = _map_arrays(folder, info)
         schema = parse_schema(json.loads((folder / "schema.json").read_bytes()), folder / "schema.json")
         terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
         tables = read_rows(folder / "tables.parquet")
-        kinds = {t.name: t.kind for t in schema.tables}
-        ddl = {
-            t["name"]: TableDDL(
-                name=t["name"],
-                name_sql=t["name_sql"],
-                columns=tuple(t["columns"]),
-                column_sql=tuple(t["column_sql"]),
-                comments=tuple(t["comments"]),
-                key_columns=tuple(t["key_columns"]),
-                pk_sql=t["pk_sql"],
-                fk_sql=tuple(zip(t["fk_columns"], t["fk_sql"], strict=True)),
-                keyword=ddl_keyword(kinds.get(t["name"])),
-                note=table_note(schema.table(t["name"]), schema.dialect),
-            )
-            for t in tables
-        }
         return cls(
             path=folder,
             manifest=manifest,
@@ -169,10 +184,10 @@ class IndexArtifact:
             bm25_idf=mm["bm25_idf.npy"],
             typo_keys=mm["typo_keys.npy"],
             typo_terms=mm["typo_terms.npy"],
-            embeddings=emb,
+            embeddings=mm["embeddings.npy"],
             chunk_table=mm["chunk_table.npy"],
             table_names=[t["name"] for t in tables],
-            ddl=ddl,
+            ddl=_table_ddl(tables, schema),
             _chunks=read_columns(folder / "chunks.parquet"),
             info=info,
         )

@@ -28,24 +28,30 @@ import heapq
 from typing import Any
 
 from schemarag.runtime.core.schema import Database
+from schemarag.runtime.ranking.config import SHIPPED
 from schemarag.runtime.search.per_artifact import per_artifact
 
-DECLARED_COST = 1.0
-# An inferred edge costs 1 + INFERRED_PENALTY * (1 - confidence) + INFERRED_BASE: at least
-# INFERRED_BASE more than a declared one.
-INFERRED_BASE = 0.2
-INFERRED_PENALTY = 1.0
+DECLARED_COST = 1.0  # the unit every other edge cost is measured in
+# An inferred edge costs 1 + penalty * (1 - confidence) + base: at least ``base`` more than a
+# declared one (RankingConfig.inferred_edge_base / inferred_edge_penalty).
 
 
-def edge_cost(inferred: bool, confidence: float | None) -> float:
+def edge_cost(
+    inferred: bool,
+    confidence: float | None,
+    base: float = SHIPPED.inferred_edge_base,
+    penalty: float = SHIPPED.inferred_edge_penalty,
+) -> float:
     """Cost of one join edge (see the module docstring)."""
     if not inferred:
         return DECLARED_COST
     conf = 0.5 if confidence is None else confidence
-    return round(DECLARED_COST + INFERRED_BASE + INFERRED_PENALTY * (1.0 - conf), 6)
+    return round(DECLARED_COST + base + penalty * (1.0 - conf), 6)
 
 
-def edges_of(db: Database) -> dict[str, dict[str, float]]:
+def edges_of(
+    db: Database, base: float = SHIPPED.inferred_edge_base, penalty: float = SHIPPED.inferred_edge_penalty
+) -> dict[str, dict[str, float]]:
     """``{table: {neighbour: cost}}`` in both directions; the cheapest edge wins per pair."""
     out: dict[str, dict[str, float]] = {t.name: {} for t in db.tables}
     for table in db.tables:
@@ -56,7 +62,7 @@ def edges_of(db: Database) -> dict[str, dict[str, float]]:
             target = db.table(fk.table)
             if target is None or target.name == table.name:
                 continue
-            cost = edge_cost(fk.inferred, fk.confidence)
+            cost = edge_cost(fk.inferred, fk.confidence, base, penalty)
             for a, b in ((table.name, target.name), (target.name, table.name)):
                 if cost < out[a].get(b, float("inf")):
                     out[a][b] = cost
@@ -64,9 +70,11 @@ def edges_of(db: Database) -> dict[str, dict[str, float]]:
 
 
 @per_artifact
-def join_edges(art: Any) -> dict[str, dict[str, float]]:
-    """:func:`edges_of` the artifact's schema, computed once per opened artifact."""
-    return edges_of(art.schema)
+def join_edges(
+    art: Any, base: float = SHIPPED.inferred_edge_base, penalty: float = SHIPPED.inferred_edge_penalty
+) -> dict[str, dict[str, float]]:
+    """:func:`edges_of` the artifact's schema, computed once per opened artifact and costs."""
+    return edges_of(art.schema, base, penalty)
 
 
 def cheapest_path(

@@ -9,7 +9,7 @@ fallbacks, when no mart covers the question.
 The layer of each table is decided when the project is imported (``Table.layer``, from its
 folder, tags, ``access`` and name: ``schemarag.tools.importers.dbt.layers``) and stored in the
 index's schema, so nothing is parsed per request. Here each layer gets a weight that multiplies
-the table's evidence score (``table_ranking.table_scores``, in [0, 1]): a staging view at 0.65
+the table's evidence score (``ranking.evidence.table_scores``, in [0, 1]): a staging view at 0.65
 still wins over a mart whose evidence is under 65 % of its own, i.e. when no mart really covers
 the question. Tables without a layer (every non-dbt database) are left alone, so the prior is a
 no-op outside dbt-sourced indexes.
@@ -114,7 +114,7 @@ def apply_layer_prior(
 
 def consumer_layer(art: IndexArtifact, env: Mapping[str, str] | None = None) -> np.ndarray:
     """Bool per table: at full layer weight (a mart or report, or any table of an index without
-    layers or with the prior off). The named-table boost (``table_ranking``) lifts only these,
+    layers or with the prior off). The named-table boost (``ranking.evidence.name_boost``) lifts only these,
     since a dbt project repeats one name in every layer."""
     weights = _configured_weights(art, env)
     return np.ones(len(art.table_names), dtype=bool) if weights is None else weights >= 1.0

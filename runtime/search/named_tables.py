@@ -10,10 +10,9 @@ word of the question. The question's words include the acronyms its capitalised 
 (:mod:`.acronyms`) and, on request, the name words it writes in full (``indiv`` in
 "individual", ``rnaseq`` in "RNA sequencing": :meth:`NamePostings.shortened`) and the common
 short forms of its words (``yr`` for "year": :func:`abbreviated`), and the glued name words
-its words begin (``bikeshare`` for "bike": :meth:`NamePostings.extended`). A schema is named
-the same way from its own name (``openaq``, ``uspto_oce_claims``). The ranking
-(``table_ranking.rank_tables_from_scores``) adds ``name_boost`` to a named table's score and can
-keep named tables (``named_exempt="tables"``) or a named schema's tables (``"schemas"``) out of
+its words begin (``bikeshare`` for "bike": :meth:`NamePostings.extended`). The ranking
+(``ranking.evidence.name_boost``) adds ``name_boost`` to a named table's score and can
+keep named tables (``named_exempt``) out of
 the schema prior; leave-one-database-out chose the boost with shortened words and no exemption
 (docs/ranking.md "Named tables").
 
@@ -39,16 +38,10 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.core.text_tokens import adjacent_word_pairs, tokenize
+from schemarag.runtime.ranking.config import SHIPPED
 from schemarag.runtime.search.abbreviations import GENERAL
 from schemarag.runtime.search.acronyms import acronym_tokens
 from schemarag.runtime.search.per_artifact import per_artifact
-from schemarag.runtime.search.schema_hedge import table_schemas
-
-# A name word this long may abbreviate a question word by its beginning (``indiv``).
-MIN_PREFIX = 4
-# A question word begins a glued name word (``bikeshare`` for "bike") only when the name word
-# has this many letters more: a second word, not an English ending (-s, -er, -ed).
-MIN_EXTENSION = 3
 
 # Naming words a warehouse glues to a table name that say nothing of its content.
 # (dbt's own prefixes among them: stg_, int_, base_, fct_, dim_, rpt_).
@@ -92,38 +85,46 @@ class NamePostings:
         self.postings = {w: np.asarray(ids, dtype=np.int64) for w, ids in postings.items()}
         self.sorted_words = sorted(self.postings)  # for the name words a question word begins
 
-    def extended(self, words: set[str]) -> set[str]:
-        """Glued name words a question word begins: a question word of MIN_PREFIX letters or
-        more followed by MIN_EXTENSION letters or more (``bikeshar`` of ``bikeshare_trips`` for
+    def extended(
+        self,
+        words: set[str],
+        min_prefix: int = SHIPPED.name_min_prefix,
+        more: int = SHIPPED.name_min_extension,
+    ) -> set[str]:
+        """Glued name words a question word begins: a question word of ``min_prefix`` letters or
+        more followed by ``more`` letters or more (a second word, not an English ending such
+        as -s, -er, -ed) (``bikeshar`` of ``bikeshare_trips`` for
         "bike trips", ``orderlin`` of ``orderlines`` for "each order"). One binary search per
         question word plus the name words it finds."""
         out: set[str] = set()
         keys = self.sorted_words
         for w in words:
-            if len(w) < MIN_PREFIX:
+            if len(w) < min_prefix:
                 continue
             i = bisect.bisect_right(keys, w)
             while i < len(keys) and keys[i].startswith(w):
-                if len(keys[i]) - len(w) >= MIN_EXTENSION:
+                if len(keys[i]) - len(w) >= more:
                     out.add(keys[i])
                 i += 1
         return out
 
-    def shortened(self, words: set[str], question: str) -> set[str]:
-        """Name words the question writes in full: a name word of MIN_PREFIX letters or more
+    def shortened(
+        self, words: set[str], question: str, min_prefix: int = SHIPPED.name_min_prefix
+    ) -> set[str]:
+        """Name words the question writes in full: a name word of ``min_prefix`` letters or more
         that begins a longer question word (``indiv`` in "individual", ``stat`` in
         "statistics"), or that two adjacent question words spell with the second cut short or
         whole (``rnaseq`` in "RNA sequencing", ``zipcod`` in "zip code"). Per question word a few
         dictionary lookups and, per word pair, one (cached) stem per cut of the second word."""
         out: set[str] = set()
         for w in words:
-            for end in range(MIN_PREFIX, len(w)):
+            for end in range(min_prefix, len(w)):
                 if w[:end] in self.postings:
                     out.add(w[:end])
         for a, b in adjacent_word_pairs(question):
             for end in range(2, len(b) + 1):
                 for tok in tokenize(a + b[:end]):
-                    if len(tok) >= MIN_PREFIX and tok in self.postings:
+                    if len(tok) >= min_prefix and tok in self.postings:
                         out.add(tok)
         return out
 
@@ -146,11 +147,6 @@ def table_name_postings(art: Any) -> NamePostings:
     src_ids, sources = art.table_sources
     prefixes = [sources[i] for i in src_ids.tolist()] if len(sources) > 1 else None
     return NamePostings(list(art.table_names), prefixes)
-
-
-@per_artifact
-def schema_name_postings(art: Any) -> NamePostings:
-    return NamePostings(table_schemas(art)[1])
 
 
 def question_words(question: str) -> set[str]:
@@ -176,6 +172,8 @@ def named_tables(
     abbreviations: bool = False,
     missing: int = 0,
     extended: bool = False,
+    min_prefix: int = SHIPPED.name_min_prefix,
+    min_extension: int = SHIPPED.name_min_extension,
 ) -> np.ndarray:
     """Bool per table of ``art``: the question names it (:func:`name_words`); ``shortened``:
     also by name words it writes in full (:meth:`NamePostings.shortened`); ``abbreviations``:
@@ -185,17 +183,10 @@ def named_tables(
     words = question_words(question)
     found: set[str] = set()
     if shortened:
-        found |= postings.shortened(words, question)
+        found |= postings.shortened(words, question, min_prefix)
     if extended:
-        found |= postings.extended(words)
+        found |= postings.extended(words, min_prefix, min_extension)
     words |= found
     if abbreviations:
         words |= abbreviated(words)
     return postings.named(words, missing)
-
-
-def in_named_schema(art: Any, question: str) -> np.ndarray:
-    """Bool per table of ``art``: its schema's own name is named by the question (an unqualified
-    table has no schema name and is never in a named schema)."""
-    schema_ids, _ = table_schemas(art)
-    return schema_name_postings(art).named(question_words(question))[schema_ids]

@@ -18,17 +18,18 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def per_artifact(compute: Callable[[Any], T]) -> Callable[[Any], T]:
-    """Memoize ``compute(art)`` per artifact object (weak-keyed)."""
-    cache: weakref.WeakKeyDictionary[Any, T] = weakref.WeakKeyDictionary()
+def per_artifact(compute: Callable[..., T]) -> Callable[..., T]:
+    """Memoize ``compute(art, *args)`` per artifact object (weak-keyed) and hashable ``args``
+    (the ranking config's values that shape the derived structure, e.g. a family's minimum size)."""
+    cache: weakref.WeakKeyDictionary[Any, dict[tuple, T]] = weakref.WeakKeyDictionary()
 
     @functools.wraps(compute)
-    def cached(art: Any) -> T:
+    def cached(art: Any, *args: Any) -> T:
         with contextlib.suppress(KeyError, TypeError):
-            return cache[art]
-        value = compute(art)
+            return cache[art][args]
+        value = compute(art, *args)
         with contextlib.suppress(TypeError):  # not weak-referenceable: just do not cache
-            cache[art] = value
+            cache.setdefault(art, {})[args] = value
         return value
 
     return cached

@@ -103,9 +103,6 @@ class TableRanking:
     token_budget: int | None = None  # the focused schema's size cap (ColumnPolicy.context_share)
     focus: str | None = None  # the named column policy ("default", "compact", "custom")
     adaptive: bool = False  # the number of tables was chosen per question (AdaptiveBudget)
-    # Why the adaptive floor was raised for a question needing several tables (AdaptiveBudget.
-    # join_floor): named_tables, cues, need, and the raised min_tables. None: not widened.
-    widened: dict[str, Any] | None = None
     # Collapsed shard families the question's dates point into: the members (or sub-range) the
     # DDL note names (runtime.search.shard_hints); tables without one are absent.
     shard_hints: dict[str, str] = field(default_factory=dict)
@@ -113,14 +110,12 @@ class TableRanking:
     def to_dict(self) -> dict[str, Any]:
         """The selection, as ``retrieve --json`` and the HTTP API report it: kept tables in rank
         order with their scores, per table the columns shown as DDL and those listed by name
-        (and ``shard_hint`` for a collapsed family the question's date points into);
-        ``widened``: why an adaptive budget kept more tables for a join (else null)."""
+        (and ``shard_hint`` for a collapsed family the question's date points into)."""
         return {
             "focus": self.focus,
             "adaptive": self.adaptive,
             "tables": [self._table_dict(t) for t in self.tables],
             "token_budget": self.token_budget,
-            "widened": self.widened,
         }
 
     def _table_dict(self, t: str) -> dict[str, Any]:

@@ -33,26 +33,27 @@ from typing import ClassVar
 
 import numpy as np
 
+from schemarag.runtime.artifact.ddl import TableDDL
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.artifact.remote import fetch_if_remote, local_database_root
 from schemarag.runtime.core.config import RetrievalSettings, runtime_settings
 from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec
-from schemarag.runtime.core.embedding.model_catalog import calibration_for, index_model_spec
 from schemarag.runtime.core.errors import ArtifactNotFoundError, ConfigError, QuestionError
 from schemarag.runtime.core.schema import Database
-from schemarag.runtime.formatting import TableDDL
+from schemarag.runtime.ranking.candidates import RankingRequest
+from schemarag.runtime.ranking.config import (
+    SHIPPED,
+    AdaptiveBudget,
+    ColumnPolicy,
+    RankingConfig,
+    resolve_focus,
+)
+from schemarag.runtime.ranking.pipeline import neighbour_picks, rank
 from schemarag.runtime.search.chunk_scores import METHODS, question_windows, score_windows
-from schemarag.runtime.search.focused import DEFAULT_TABLE_BUDGET, focused_ranking, neighbour_picks
+from schemarag.runtime.search.index_model import calibration_for, index_model_spec
 from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult, ScoredChunk, TableRanking
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_ranking import (
-    ADAPTIVE_BUDGET,
-    MENTION_LEAD,
-    AdaptiveBudget,
-    ColumnPolicy,
-    resolve_focus,
-)
 from schemarag.runtime.search.value_mentions import MentionHit, mention_hits, mention_spans
 from schemarag.runtime.search.versions import ServedVersion
 
@@ -112,10 +113,11 @@ class Retriever:
         self.tenant = tenant
         self.embedder = Embedder.get(index_model_spec(root, model))  # the index's own encoder
         self._limit_blas_threads()
-        # the default calibration means "the model's own" (a static model's cosines sit higher)
-        self.calibration = (
-            calibration_for(self.embedder.spec.name) if calibration is DEFAULT_CALIBRATION else calibration
-        )
+        self.config: RankingConfig = SHIPPED  # the ranking knobs every request of this retriever uses
+        # the default calibration means the config's, else the model's own (a static model's
+        # cosines sit higher)
+        own = self.config.calibration or calibration_for(self.embedder.spec.name)
+        self.calibration = own if calibration is DEFAULT_CALIBRATION else calibration
         self._qcache: LRU[str, np.ndarray] = LRU(QUERY_CACHE_SIZE)  # query vectors: model-only, any version
         # Called with True/False on every query-vector cache lookup (a server's hit-ratio metric).
         self.on_query_cache: Callable[[bool], None] | None = None
@@ -257,9 +259,9 @@ class Retriever:
 
     def mention_hits(self, question: str, art: IndexArtifact) -> list[MentionHit]:
         """The question's value mentions and their best tables (:mod:`.value_mentions`); empty for a
-        union (routing decides there) or when mentions are off (``MENTION_LEAD`` None). Each
-        mention is embedded alone; the vectors share the question LRU cache."""
-        if MENTION_LEAD is None or len(art.table_sources[1]) > 1 or self.embedder is None:
+        union (routing decides there) or when mentions are off (``config.mention_lead`` None).
+        Each mention is embedded alone; the vectors share the question LRU cache."""
+        if self.config.mention_lead is None or len(art.table_sources[1]) > 1 or self.embedder is None:
             return []
         spans = mention_spans(art, question, self.embedder.word_pieces)
         if not spans:
@@ -286,15 +288,15 @@ class Retriever:
         above the threshold as their evidence.
 
         By default the result carries the budgeted table ranking (``result.ranking``: at most
-        ``table_budget`` tables, default :data:`DEFAULT_TABLE_BUDGET` = 15, ranked from all
+        ``table_budget`` tables, default ``config.table_budget`` = 15, ranked from all
         evidence; the selection ``schemarag eval`` measures and the focused-schema formatter
         renders). ``result.tables`` are the tables ranked on their own score and
         ``result.expanded_tables`` the foreign-key neighbours the ranking took with them (see
-        ``focused.neighbour_picks``), both in rank order. ``focus`` says what each ranked table
+        ``ranking.pipeline.neighbour_picks``), both in rank order. ``focus`` says what each ranked table
         shows: ``"default"`` (focused columns as DDL with descriptions), ``"compact"`` (the
         focused schema capped at 30 % of the full one and never above the default focus; see
-        ``table_ranking.FOCUS_POLICIES``) or a :class:`ColumnPolicy`. ``adaptive`` (``True`` for
-        the shipped :data:`ADAPTIVE_BUDGET`, or an :class:`AdaptiveBudget`) makes the number of
+        ``ranking.config.focus_policies``) or a :class:`ColumnPolicy`. ``adaptive`` (``True`` for
+        the shipped ``config.adaptive``, or an :class:`AdaptiveBudget`) makes the number of
         tables per question: the table budget becomes a ceiling, and a question whose evidence
         and routing are clear keeps fewer.
 
@@ -302,33 +304,33 @@ class Retriever:
         neighbour of those (the raw evidence; what a chunk-search benchmark times).
         """
         t0 = time.perf_counter()
-        art = self.snapshot()
-        return self._search(
-            art, question, top_k, relevance_threshold, debug, table_budget, t0, focus, adaptive
-        )
+        ask = self._ask(table_budget, focus, adaptive)  # a bad focus or budget fails before any scoring
+        settings = RetrievalSettings.resolve(top_k, relevance_threshold)
+        return self._search(self.snapshot(), question, settings, ask, debug, t0)
+
+    def _ask(
+        self, table_budget: int | None, focus: str | ColumnPolicy | None, adaptive: bool | AdaptiveBudget
+    ) -> tuple[int, ColumnPolicy | None, AdaptiveBudget | None]:
+        """``(table budget, column policy, adaptive rule)`` a search asks for, checked."""
+        policy = resolve_focus(focus, self.config)
+        rule = self.config.adaptive if adaptive is True else adaptive or None
+        budget = self.config.table_budget if table_budget is None else table_budget
+        if budget < 0 or (budget == 0 and (policy is not None or rule is not None)):
+            raise ConfigError(
+                f"table_budget {budget}: use a whole number >= 1 (0, chunks only, takes no focus "
+                "or adaptive budget)"
+            )
+        return budget, policy, rule
 
     def _search(
         self,
         art: IndexArtifact,
         question: str,
-        top_k: int | None,
-        relevance_threshold: float | None,
+        settings: RetrievalSettings,
+        ask: tuple[int, ColumnPolicy | None, AdaptiveBudget | None],
         debug: bool,
-        table_budget: int | None,
         t0: float,
-        focus: str | ColumnPolicy | None = None,
-        adaptive: bool | AdaptiveBudget = False,
     ) -> RetrievalResult:
-        settings = RetrievalSettings.resolve(top_k, relevance_threshold)
-        policy = resolve_focus(focus)  # a misspelt focus fails before any scoring
-        budget_rule = ADAPTIVE_BUDGET if adaptive is True else adaptive or None
-        if table_budget is None:
-            table_budget = DEFAULT_TABLE_BUDGET
-        if table_budget < 0 or (table_budget == 0 and (policy is not None or budget_rule is not None)):
-            raise ConfigError(
-                f"table_budget {table_budget}: use a whole number >= 1 (0, chunks only, takes no focus "
-                "or adaptive budget)"
-            )
         timings: dict[str, float] = {"load": (time.perf_counter() - t0) * 1000}
         rel, lex, cos = self.score_chunks(question, "hybrid", timings, snapshot=art)
         t1 = time.perf_counter()
@@ -344,50 +346,28 @@ class Retriever:
         t3 = time.perf_counter()
         timings["rank"] = (t2 - t1) * 1000
         timings["expand"] = (t3 - t2) * 1000
-        nothing = not chunks
-        meta = RetrievalMetadata(
-            total_chunks_searched=art.n_chunks,
-            chunks_returned=len(chunks),
-            avg_relevance_score=float(np.mean([c.score for c in chunks])) if chunks else 0.0,
-            tables_included=tables,
-            expanded_tables=expanded,
-            artifact_key=art.key,
-            top_k=settings.top_k,
-            relevance_threshold=settings.relevance_threshold,
-            nothing_relevant=nothing,
-            message=(f"no relevant documentation found (no chunk scored >= {settings.relevance_threshold})")
-            if nothing
-            else "",
-        )
         result = RetrievalResult(
             question=question,
             chunks=chunks,
             tables=tables,
             expanded_tables=expanded,
-            metadata=meta,
+            metadata=_metadata(art, chunks, tables, expanded, settings),
             ddl=art.ddl,
             schema=art.schema,
         )
-        if table_budget and chunks:
-            ranking = focused_ranking(
-                art,
-                rel,
-                table_budget,
-                question,
-                policy,
-                budget_rule,
-                calibration=self.calibration,
-                mentions=self.mention_hits(question, art),
-            )
-            picks = neighbour_picks(ranking)
-            result.ranking = ranking
-            result.tables = [t for t in ranking.tables if t not in picks]
+        budget, policy, rule = ask
+        if budget and chunks:
+            hits = self.mention_hits(question, art)
+            request = RankingRequest(question, budget, policy, rule, hits, True, self.calibration)
+            result.ranking = rank(art, rel, request, self.config)
+            picks = neighbour_picks(result.ranking)
+            result.tables = [t for t in result.ranking.tables if t not in picks]
             result.expanded_tables = picks
-            meta.tables_included, meta.expanded_tables = result.tables, result.expanded_tables
+            result.metadata.tables_included, result.metadata.expanded_tables = result.tables, picks
         timings["format"] = (time.perf_counter() - t3) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         if debug:
-            meta.timings_ms = {k: round(v, 3) for k, v in timings.items()}
+            result.metadata.timings_ms = {k: round(v, 3) for k, v in timings.items()}
         return result
 
     def rank_tables(
@@ -400,8 +380,39 @@ class Retriever:
     ) -> TableRanking:
         """Tables for a focused schema of at most ``budget`` tables (after FK expansion);
         ``policy`` says what each table shows (e.g. ``ColumnPolicy(context_share=0.3)`` caps
-        the focused schema at 30 % of the full one)."""
-        return self.pin().rank_tables(question, budget, method, fk_expand, policy)
+        the focused schema at 30 % of the full one). One index version throughout."""
+        art = self.snapshot()
+        resolved = resolve_focus(policy, self.config)
+        rel, _, _ = self.score_chunks(question, method, snapshot=art)
+        # the lexical-only method embeds nothing, mentions included (as the evaluation does)
+        hits = self.mention_hits(question, art) if method != "bm25" else ()
+        ask = RankingRequest(question, budget, resolved, None, hits, fk_expand, self.calibration)
+        return rank(art, rel, ask, self.config)
+
+
+def _metadata(
+    art: IndexArtifact,
+    chunks: list[ScoredChunk],
+    tables: list[str],
+    expanded: list[str],
+    settings: RetrievalSettings,
+) -> RetrievalMetadata:
+    """What a search looked at and returned (before the table ranking replaces the tables)."""
+    nothing = not chunks
+    return RetrievalMetadata(
+        total_chunks_searched=art.n_chunks,
+        chunks_returned=len(chunks),
+        avg_relevance_score=float(np.mean([c.score for c in chunks])) if chunks else 0.0,
+        tables_included=tables,
+        expanded_tables=expanded,
+        artifact_key=art.key,
+        top_k=settings.top_k,
+        relevance_threshold=settings.relevance_threshold,
+        nothing_relevant=nothing,
+        message=(f"no relevant documentation found (no chunk scored >= {settings.relevance_threshold})")
+        if nothing
+        else "",
+    )
 
 
 @dataclass(frozen=True)
@@ -440,28 +451,6 @@ class PinnedIndex:
         adaptive: bool | AdaptiveBudget = False,
     ) -> RetrievalResult:
         t0 = time.perf_counter()
-        return self.retriever._search(
-            self.artifact, question, top_k, relevance_threshold, debug, table_budget, t0, focus, adaptive
-        )
-
-    def rank_tables(
-        self,
-        question: str,
-        budget: int,
-        method: str = "hybrid",
-        fk_expand: bool = True,
-        policy: str | ColumnPolicy | None = None,
-    ) -> TableRanking:
-        resolved = resolve_focus(policy)
-        rel, _, _ = self.retriever.score_chunks(question, method, snapshot=self.artifact)
-        return focused_ranking(
-            self.artifact,
-            rel,
-            budget,
-            question,
-            resolved,
-            fk_expand=fk_expand,
-            calibration=self.retriever.calibration,
-            # the lexical-only method embeds nothing, mentions included (as the evaluation does)
-            mentions=self.retriever.mention_hits(question, self.artifact) if method != "bm25" else None,
-        )
+        ask = self.retriever._ask(table_budget, focus, adaptive)
+        settings = RetrievalSettings.resolve(top_k, relevance_threshold)
+        return self.retriever._search(self.artifact, question, settings, ask, debug, t0)

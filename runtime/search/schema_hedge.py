@@ -4,8 +4,8 @@ A warehouse database often holds several schemas (BigQuery datasets, Snowflake s
 very different sizes: ``sdoh`` beside a few hundred ``census_bureau_acs`` tables, OMOP tables
 beside a code list. Ranked by score alone, the large schema's many near-matches fill the budget
 and the small schema's one table the question also needs falls past it. Union routing
-(``table_ranking.route``) already hedges between *databases*; here the same rule
-(:class:`~schemarag.runtime.search.table_ranking.RouteHedge`) applies between the schemas of a
+(``ranking.routing.route``) already hedges between *databases*; here the same rule
+(:class:`~schemarag.runtime.ranking.config.RouteHedge`) applies between the schemas of a
 single-source index, but softly: the first ``lead`` places stay in score order (whatever their
 schema), then each runner-up schema scoring at least ``ratio`` times the best schema brings its
 best ``share`` tables, then the rest in score order. A schema's score is its best table plus
@@ -19,7 +19,9 @@ above the marts, so an index whose tables carry a ``layer`` counts as one schema
 Example:
     >>> import numpy as np
     >>> ids = np.array([0, 0, 0, 0, 1]); scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
-    >>> hedge_order(np.arange(5), scores, ids, 2, ratio=0.3, lead=1, share=1, runners=1).tolist()
+    >>> from types import SimpleNamespace as Hedge
+    >>> hedge = Hedge(ratio=0.3, lead=1, share=1, runners=1)
+    >>> hedge_order(np.arange(5), scores, ids, 2, hedge, second_weight=0.5).tolist()
     [0, 4, 1, 2, 3]
 """
 
@@ -51,12 +53,12 @@ def table_schemas(art: Any) -> tuple[np.ndarray, list[str]]:
 
 
 def _ranked_schemas(
-    ordered: np.ndarray, ordered_scores: np.ndarray, n_schemas: int
+    ordered: np.ndarray, ordered_scores: np.ndarray, n_schemas: int, second_weight: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(score per schema, schemas best first)`` from the tables' schemas and scores in rank
     order; ties go to the lower schema id. The prior and the hedge read the leading schema here,
     so they never disagree on which it is."""
-    score = group_scores(ordered, ordered_scores, n_schemas)
+    score = group_scores(ordered, ordered_scores, n_schemas, second_weight)
     return score, np.lexsort((np.arange(n_schemas), -score))
 
 
@@ -66,7 +68,8 @@ def schema_prior_order(
     schema_ids: np.ndarray,
     n_schemas: int,
     prior: float,
-    keep: np.ndarray | None = None,
+    keep: np.ndarray | None,
+    second_weight: float,
 ) -> np.ndarray:
     """``by_score`` re-ordered with the scores of tables outside the leading schema (the best
     :func:`~.group_scores.group_scores`) times ``prior``: a question is usually answered inside
@@ -78,7 +81,7 @@ def schema_prior_order(
     if n_schemas <= 1 or prior >= 1.0 or len(by_score) <= 1:
         return by_score
     ordered = schema_ids[by_score]
-    _, schema_order = _ranked_schemas(ordered, scores[by_score], n_schemas)
+    _, schema_order = _ranked_schemas(ordered, scores[by_score], n_schemas, second_weight)
     lead = int(schema_order[0])
     inside = ordered == lead if keep is None else (ordered == lead) | keep[by_score]
     adjusted = np.where(inside, scores[by_score], scores[by_score] * prior)
@@ -90,17 +93,17 @@ def hedge_order(
     scores: np.ndarray,
     schema_ids: np.ndarray,
     n_schemas: int,
-    ratio: float,
-    lead: int,
-    share: int,
-    runners: int,
+    hedge: Any,
+    second_weight: float,
 ) -> np.ndarray:
     """``by_score`` (table indices, best first) with runner-up schemas' best tables moved up
-    to right after the first ``lead``: a few vectorised passes over the tables."""
+    to right after the first ``hedge.lead`` (``hedge``: a ``RouteHedge``'s ratio, lead, share,
+    runners): a few vectorised passes over the tables."""
+    ratio, lead, share, runners = hedge.ratio, hedge.lead, hedge.share, hedge.runners
     if n_schemas <= 1 or runners <= 0 or len(by_score) <= lead:
         return by_score
     ordered = schema_ids[by_score]
-    score, order = _ranked_schemas(ordered, scores[by_score], n_schemas)
+    score, order = _ranked_schemas(ordered, scores[by_score], n_schemas, second_weight)
     top = float(score[order[0]])
     moved = np.zeros(len(by_score), dtype=bool)
     picks: list[np.ndarray] = []

@@ -1,11 +1,11 @@
 """Which members of a collapsed shard family the question's dates point at.
 
 ``import catalog`` collapses ``ev_20210101`` .. ``ev_20210131`` into one table ``ev_*`` whose
-DDL note states the range and how to filter it (:func:`~schemarag.runtime.formatting.table_note`).
+DDL note states the range and how to filter it (:func:`~schemarag.runtime.artifact.ddl.table_note`).
 A question about "January 18, 2021" still leaves the SQL writer to work out the shard's name; the
 note of the focused schema therefore also names it: ``...; the question's date: ev_20210118``.
 A year or month on a finer family names a sub-range, not hundreds of names
-(``ev_20210101 .. ev_20211231 (2021)``), and more than :data:`MAX_NAMED` pieces become one span.
+(``ev_20210101 .. ev_20211231 (2021)``), and more than :data:`MAX_PIECES` pieces become one span.
 
 The members are derived from the family's :class:`~schemarag.runtime.core.schema.ShardRange` (stem,
 pattern, first .. last), never listed; the index is not read. Dates are read from the question by
@@ -33,7 +33,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from schemarag.runtime.core.schema import Database, ShardRange
-from schemarag.runtime.search.table_families import MAX_NAMED, question_numbers
+from schemarag.runtime.search.table_families import question_numbers
+
+MAX_PIECES = 4  # dates named one by one in a shard note (prompt text, not the ranking)
 
 _MONTH = (
     r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
@@ -229,7 +231,7 @@ def shard_hint(shards: ShardRange, question: str | QuestionDates) -> str:
     if not pieces:
         return ""
     several = len(pieces) > 1
-    if len(pieces) > MAX_NAMED:  # a long list helps less than the span it covers
+    if len(pieces) > MAX_PIECES:  # a long list helps less than the span it covers
         pieces = [((pieces[0][0][0], max(hi for (_, hi), _ in pieces)), f"span of {len(pieces)}")]
     stem = shards.stem
     shown = [

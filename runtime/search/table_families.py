@@ -29,43 +29,52 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from schemarag.runtime.ranking.config import SHIPPED
 from schemarag.runtime.search.per_artifact import per_artifact
 
-MIN_MEMBERS = 3
-MAX_NAMED = 4  # members the question names that may come first (a year names 365 daily shards)
 _DIGITS = re.compile(r"\d+")
 # Whitespace says nothing of a table's content: BigQuery keeps `` accident_2015`` beside
 # ``accident_2015`` when an export wrote both; they are members of one family.
 _SPACE = re.compile(r"\s+")
 
 
-def families_of(names: Sequence[str], columns: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
-    """``{table: family key}`` for tables in a family of at least MIN_MEMBERS (others absent).
-    With ``columns`` (table -> column names), a member must share at least half of its columns
-    with the family's first member (``address_1`` / ``address_2`` that differ are no family)."""
+def families_of(
+    names: Sequence[str],
+    columns: Mapping[str, Sequence[str]] | None = None,
+    min_members: int = SHIPPED.family_min_members,
+    overlap: float = SHIPPED.family_column_overlap,
+) -> dict[str, str]:
+    """``{table: family key}`` for tables in a family of at least ``min_members`` (others
+    absent). With ``columns`` (table -> column names), a member must share at least ``overlap``
+    of its columns with the family's first member (``address_1`` / ``address_2`` that differ
+    are no family)."""
     groups: dict[str, list[str]] = {}
     for name in names:
         if _DIGITS.search(name.rpartition(".")[2]):
             groups.setdefault(_DIGITS.sub("#", _SPACE.sub("", name.lower())), []).append(name)
     out: dict[str, str] = {}
     for key, members in groups.items():
-        if columns is not None and len(members) >= MIN_MEMBERS:
+        if columns is not None and len(members) >= min_members:
             first = {c.lower() for c in columns.get(members[0], ())}
 
             def alike(m: str, first: set[str] = first) -> bool:
                 cols = {c.lower() for c in columns.get(m, ())}
-                return bool(first | cols) and len(first & cols) / len(first | cols) >= 0.5
+                return bool(first | cols) and len(first & cols) / len(first | cols) >= overlap
 
             members = [m for m in members if alike(m)]
-        if len(members) >= MIN_MEMBERS:
+        if len(members) >= min_members:
             out.update(dict.fromkeys(members, key))
     return out
 
 
 @per_artifact
-def table_families(art: Any) -> dict[str, str]:
-    """:func:`families_of` the artifact's tables, once per opened artifact."""
-    return families_of(list(art.table_names), {t: d.columns for t, d in art.ddl.items()})
+def table_families(
+    art: Any, min_members: int = SHIPPED.family_min_members, overlap: float = SHIPPED.family_column_overlap
+) -> dict[str, str]:
+    """:func:`families_of` the artifact's tables, once per opened artifact and rule."""
+    return families_of(
+        list(art.table_names), {t: d.columns for t, d in art.ddl.items()}, min_members, overlap
+    )
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -79,13 +88,15 @@ _SPAN = re.compile(
     r"\b(between\s+)?((?:19|20)\d\d)\s*(-|–|to|and|through|thru|until|till)\s*((?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
-MAX_YEAR_SPAN = 30  # a longer span names no member in particular
 
 
-def question_numbers(question: str, spans: bool = True) -> tuple[set[str], set[str]]:
+def question_numbers(
+    question: str, spans: bool = True, max_span: int = SHIPPED.year_span_max
+) -> tuple[set[str], set[str]]:
     """``(numbers, months)``: the question's numbers (with and without leading zeros; a named
     year also as its two-digit form, ``cn16`` for 2016; with ``spans``, every year of a span
-    "from 2011 to 2020") and the months it names, as ``01``..``12`` (general English month names).
+    "from 2011 to 2020", at most ``max_span`` years: a longer span names no member in particular)
+    and the months it names, as ``01``..``12`` (general English month names).
 
     >>> sorted(question_numbers("trips from 2019 to 2021, Q1")[0])
     ['1', '19', '20', '2019', '2020', '2021', '21']
@@ -93,7 +104,7 @@ def question_numbers(question: str, spans: bool = True) -> tuple[set[str], set[s
     nums = set(_DIGITS.findall(question))
     for between, lo, word, hi in _SPAN.findall(question) if spans else ():
         a, b = int(lo), int(hi)
-        if 0 < b - a <= MAX_YEAR_SPAN and (word.lower() != "and" or between):
+        if 0 < b - a <= max_span and (word.lower() != "and" or between):
             nums |= {str(y) for y in range(a, b + 1)}
     nums |= {n.lstrip("0") or "0" for n in nums}
     nums |= {n[2:] for n in nums if _YEAR.match(n)}
@@ -128,14 +139,15 @@ def specificity(
     return total
 
 
-MIN_SHARED_COLUMNS = 4  # fewer columns (id, name, code) say nothing about what a table holds
-
-
 def structures_of(
-    columns: Mapping[str, Sequence[str]], exclude: Mapping[str, str] | None = None
+    columns: Mapping[str, Sequence[str]],
+    exclude: Mapping[str, str] | None = None,
+    min_members: int = SHIPPED.family_min_members,
+    min_columns: int = SHIPPED.structure_min_columns,
 ) -> dict[str, str]:
     """``{table: key}`` for *structural families*: three or more tables of one schema with the
-    same set of column names (at least MIN_SHARED_COLUMNS), whatever their names. An export
+    same set of column names (at least ``min_columns``: fewer, such as id, name, code, say
+    nothing about what a table holds), whatever their names. An export
     splits one kind of table by subject as it splits by year: ``co_daily_summary`` ..
     ``voc_daily_summary`` (one per pollutant), ``PLACES_ALABAMA`` .. (one per state),
     ``posts_answers`` / ``posts_questions`` / ``posts_tag_wiki`` ... Tables of a digit family
@@ -148,17 +160,23 @@ def structures_of(
     groups: dict[str, list[str]] = {}
     for table, cols in columns.items():
         names = sorted({c.lower() for c in cols})
-        if len(names) < MIN_SHARED_COLUMNS or (exclude and table in exclude):
+        if len(names) < min_columns or (exclude and table in exclude):
             continue
         groups.setdefault(table.rpartition(".")[0] + "|" + ",".join(names), []).append(table)
-    return {t: key for key, members in groups.items() if len(members) >= MIN_MEMBERS for t in members}
+    return {t: key for key, members in groups.items() if len(members) >= min_members for t in members}
 
 
 @per_artifact
-def table_structures(art: Any) -> dict[str, str]:
+def table_structures(
+    art: Any,
+    min_members: int = SHIPPED.family_min_members,
+    min_columns: int = SHIPPED.structure_min_columns,
+    overlap: float = SHIPPED.family_column_overlap,
+) -> dict[str, str]:
     """:func:`structures_of` the artifact's tables (digit families excluded), once per opened
-    artifact."""
-    return structures_of({t: d.columns for t, d in art.ddl.items()}, table_families(art))
+    artifact and rule."""
+    columns = {t: d.columns for t, d in art.ddl.items()}
+    return structures_of(columns, table_families(art, min_members, overlap), min_members, min_columns)
 
 
 def structure_order(
@@ -235,7 +253,12 @@ def twins_last(ranked: Sequence[str], twins: Mapping[str, str]) -> list[str]:
 
 
 def family_order(
-    ranked: Sequence[str], families: dict[str, str], question: str, slots: int, most_named: int = MAX_NAMED
+    ranked: Sequence[str],
+    families: dict[str, str],
+    question: str,
+    slots: int,
+    most_named: int = SHIPPED.family_named,
+    max_span: int = SHIPPED.year_span_max,
 ) -> list[str]:
     """``ranked`` with each family holding at most ``slots`` places among the other tables; the
     members that name most of the question's numbers (the family's highest :func:`specificity`,
@@ -247,7 +270,7 @@ def family_order(
     rest of the database takes them)."""
     if not families:
         return list(ranked)
-    numbers, months = question_numbers(question)
+    numbers, months = question_numbers(question, True, max_span)
     written = question_numbers(question, spans=False)[0]
     members: dict[str, list[tuple[int, int, str]]] = {}
     for pos, t in enumerate(ranked):

@@ -12,7 +12,7 @@ them) and look like a value: capitalised inside a sentence (a proper name), or a
 the embedding model's WordPiece vocabulary splits into pieces (``psoriasis``; common English words
 are single pieces). Each mention (at most ``MAX_MENTIONS``) is embedded alone and scored against
 every chunk vector; its best table, with the cosine of the best and of the runner-up table, is a
-:class:`MentionHit`. The ranking (``table_ranking.rank_tables_from_scores``, ``mention_lead``)
+:class:`MentionHit`. The ranking (``ranking.reorder.mentions``, ``mention_lead``)
 moves a hit whose table leads the runner-up by ``mention_margin`` to just after the first
 ``mention_lead`` places: a lookup joins the tables the question is about, it does not replace
 them.

@@ -25,7 +25,7 @@ from schemarag.tools.commands.json_output import add_json_output, check_json_out
 from schemarag.tools.evaluation.warehouse_knobs import WAREHOUSE_FAMILIES
 
 if TYPE_CHECKING:
-    from schemarag.runtime.search.table_ranking import AdaptiveBudget
+    from schemarag.runtime.ranking.config import AdaptiveBudget, RankingConfig
 
 
 def _budgets(value: str) -> list[int]:
@@ -151,10 +151,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _ranking(args: argparse.Namespace) -> RankingConfig:
+    """The shipped ranking config, with this run's ablations (``--join-paths``, ``--no-hedging``)."""
+    from dataclasses import replace
+
+    from schemarag.runtime.ranking.config import SHIPPED
+
+    config = SHIPPED
+    if args.join_paths:
+        config = replace(config, join_paths=True)
+    if args.no_hedging:
+        config = replace(config, route_hedge=None)
+    return config
+
+
 def _adaptive(args: argparse.Namespace) -> AdaptiveBudget | None:
     """The adaptive budget of ``--adaptive`` (the shipped one) or ``--confidence`` (a plain
     confidence cut), or None for fixed budgets."""
-    from schemarag.runtime.search.table_ranking import ADAPTIVE_BUDGET, AdaptiveBudget
+    from schemarag.runtime.ranking.config import ADAPTIVE_BUDGET, AdaptiveBudget
 
     if args.adaptive and args.confidence is not None:
         raise ConfigError("--adaptive sets the confidence itself; drop --confidence")
@@ -208,8 +222,7 @@ def run(args: argparse.Namespace) -> int:
         progress_every=max(1, args.progress_every or (10 if bars else 100)),
         progress=progress,
         data=Path(args.data) if getattr(args, "data", None) else None,
-        join_paths=True if args.join_paths else EvalConfig.join_paths,
-        hedging=not args.no_hedging,
+        ranking=_ranking(args),
         abbreviations=args.abbreviations,
         compounds=not args.no_compounds,
         adaptive=_adaptive(args),

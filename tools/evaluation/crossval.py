@@ -32,18 +32,18 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.core.errors import ConfigError
-from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
-from schemarag.runtime.search.table_ranking import (
+from schemarag.runtime.ranking.candidates import RankingRequest
+from schemarag.runtime.ranking.config import (
     DEFAULT_COLUMN_POLICY,
-    JOIN_PATHS,
-    ROUTE_COVERAGE_POWER,
-    ROUTE_HEDGE,
+    SHIPPED,
     AdaptiveBudget,
     ColumnPolicy,
+    RankingConfig,
     RouteHedge,
     adaptive_knobs,
-    rank_tables_from_scores,
 )
+from schemarag.runtime.ranking.pipeline import rank as rank_tables
+from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 from schemarag.tools.evaluation.metrics import aggregate
 
 log = logging.getLogger(__name__)
@@ -55,14 +55,14 @@ CONTEXT_SHARES = (0.2, 0.25, 0.3)
 
 @dataclass(frozen=True)
 class Knobs:
-    """One candidate setting of every query-time knob."""
+    """One candidate setting of every query-time knob: the chunk scoring's calibration, the
+    column policy and adaptive budget a request would ask for, and the ranking config (a
+    ``replace`` of SHIPPED, never retyped values)."""
 
     calibration: Calibration = DEFAULT_CALIBRATION
     policy: ColumnPolicy = DEFAULT_COLUMN_POLICY
     adaptive: AdaptiveBudget | None = None
-    join_paths: bool | None = JOIN_PATHS  # None: in a single-database index (table_ranking)
-    route_coverage: float = ROUTE_COVERAGE_POWER
-    route_hedge: RouteHedge | None = ROUTE_HEDGE
+    ranking: RankingConfig = SHIPPED
 
     @property
     def confidence(self) -> float | None:
@@ -81,9 +81,9 @@ class Knobs:
             "rest_tables": pol.rest_tables,
             "context_share": pol.context_share,
             **adaptive_knobs(self.adaptive),
-            "join_paths": self.join_paths,
-            "route_coverage": self.route_coverage,
-            "route_hedge": None if self.route_hedge is None else asdict(self.route_hedge),
+            "join_paths": self.ranking.join_paths,
+            "route_coverage": self.ranking.route_coverage,
+            "route_hedge": None if self.ranking.route_hedge is None else asdict(self.ranking.route_hedge),
         }
 
 
@@ -113,20 +113,26 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
             replace(base.calibration, cos_floor=round(floor + d, 3), w_dense=w, lexical_alone=la)
             for d, w, la in itertools.product((-0.05, 0.0, 0.05), (0.4, 0.6), (0.5, 0.65, 0.8))
         ]
-        return [replace(base, calibration=c, join_paths=j) for c in cals for j in (False, True)]
+        return [
+            replace(base, calibration=c, ranking=replace(base.ranking, join_paths=j))
+            for c in cals
+            for j in (False, True)
+        ]
     if family == "routing":  # weight of term coverage in union routing (0 = table evidence only)
-        return [replace(base, route_coverage=p) for p in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        return [
+            replace(base, ranking=replace(base.ranking, route_coverage=p))
+            for p in (0.0, 0.25, 0.5, 0.75, 1.0)
+        ]
     if family == "hedging":  # places for close runner-up databases in union routing (None = off)
         hedges = [RouteHedge(*p) for p in itertools.product((0.5, 0.6, 0.7), (5, 6), (3, 4), (1, 2, 3))]
-        return [replace(base, route_hedge=h) for h in (None, *hedges)]
-    if family == "adaptive":  # confidence cut x floor of tables x routing margin x widening for joins
+        return [replace(base, ranking=replace(base.ranking, route_hedge=h)) for h in (None, *hedges)]
+    if family == "adaptive":  # confidence cut x floor of tables x routing margin
         levels = (0.4, 0.6) if small else (0.4, 0.5, 0.6, 0.7)
         floors = (1, 5) if small else (1, 3, 4, 5, 6)
         margins = (None, 0.6) if small else (None, 0.6, 0.7, 0.8)
-        joins = (0, 1) if small else (0, 1, 2)  # tables added to the floor per sign of a join (0: off)
         return [
-            replace(base, adaptive=AdaptiveBudget(c, m, g, j))
-            for c, m, g, j in itertools.product(levels, floors, margins, joins)
+            replace(base, adaptive=AdaptiveBudget(c, m, g))
+            for c, m, g in itertools.product(levels, floors, margins)
         ]
     raise ConfigError(f"unknown knob family {family!r}; use one of {', '.join(FAMILIES)}")
 
@@ -292,18 +298,17 @@ def records_for(
         rel = relevance(item, knobs.calibration)
 
         def rank(budget: int, art=art, rel=rel, item=item):
-            return rank_tables_from_scores(
-                art,
-                rel,
+            ask = RankingRequest(
+                item.text,
                 budget,
-                question=item.text,
-                policy=knobs.policy,
-                adaptive=knobs.adaptive,
-                join_paths=knobs.join_paths,
-                route_coverage=knobs.route_coverage,
-                calibration=knobs.calibration,
-                route_hedge=knobs.route_hedge,
+                knobs.policy,
+                knobs.adaptive,
+                (),
+                True,
+                knobs.calibration,
+                cap_to_default=False,
             )
+            return rank_tables(art, rel, ask, knobs.ranking)
 
         ranking = rank(top)
         levels, parts = focused_parts(source.db, ranking, source.ddl)

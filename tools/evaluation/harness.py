@@ -20,14 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.ranking.candidates import RankingRequest
+from schemarag.runtime.ranking.config import SHIPPED, AdaptiveBudget, RankingConfig, adaptive_knobs
+from schemarag.runtime.ranking.pipeline import rank as rank_tables
 from schemarag.runtime.search.results import TableRanking
-from schemarag.runtime.search.table_ranking import (
-    JOIN_PATHS,
-    ROUTE_HEDGE,
-    AdaptiveBudget,
-    adaptive_knobs,
-    rank_tables_from_scores,
-)
 from schemarag.tools.evaluation.gold import Gold, SchemaView, gold_from_sql
 from schemarag.tools.evaluation.metrics import aggregate
 from schemarag.tools.evaluation.opt_in import apply_opt_in, opt_in_calibration
@@ -58,8 +54,8 @@ class EvalConfig:
     progress: Callable[[int, int], None] | None = None
     data: Path | None = None  # the import folder: its inputs.json labels the setting
     adaptive: AdaptiveBudget | None = None  # adaptive table budget (None: fixed budgets)
-    join_paths: bool | None = JOIN_PATHS  # None: in single-database indexes (table_ranking)
-    hedging: bool = True  # union routing hedging (False: the ablation without it)
+    # the ranking knobs: SHIPPED, or a replace() of it (`--join-paths`, `--no-hedging`)
+    ranking: RankingConfig = SHIPPED
     abbreviations: bool = False  # question words also match their abbreviations (opt-in)
     compounds: bool = True  # adjacent question words also match the term they spell (False: ablation)
     # Score the headline method through the serving path itself (Retriever.search with this focus
@@ -192,17 +188,9 @@ def _run_method(source: _Datasource, text: str, method: str, fk: bool, config: E
     hits: list[Any] = []
 
     def rank(rel: Any, budget: int) -> TableRanking:
-        return rank_tables_from_scores(
-            source.retriever.artifact,
-            rel,
-            budget,
-            fk_expand=fk,
-            question=text,
-            adaptive=config.adaptive,
-            join_paths=config.join_paths,
-            route_hedge=ROUTE_HEDGE if config.hedging else None,
-            mentions=hits,
-        )
+        retriever = source.retriever
+        ask = RankingRequest(text, budget, None, config.adaptive, hits, fk, retriever.calibration)
+        return rank_tables(retriever.artifact, rel, ask, config.ranking)
 
     # Timed first, with the query-embedding cache cleared: latency includes embedding the question
     # (and its value mentions, as serving does).
@@ -271,8 +259,8 @@ def evaluate(questions: Sequence[Question], config: EvalConfig) -> EvalResult:
         "inputs": input_label(config),
         "knobs": {
             **adaptive_knobs(config.adaptive),
-            "join_paths": config.join_paths,
-            "hedging": config.hedging,
+            "join_paths": config.ranking.join_paths,
+            "hedging": config.ranking.route_hedge is not None,
             "abbreviations": config.abbreviations,
             "compounds": config.compounds,
         },

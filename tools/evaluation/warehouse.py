@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.tools.evaluation.opt_in import apply_opt_in
-from schemarag.tools.evaluation.warehouse_knobs import ranking_kwargs
+from schemarag.tools.evaluation.warehouse_knobs import ranking_config
 from schemarag.tools.importers.shards import split_shard
 
 WAREHOUSE_BUDGETS = (5, 10, 20)
@@ -191,8 +191,9 @@ def run_questions(
     ``calibration``: opt-in Calibration overrides for every candidate
     (:func:`~tools.evaluation.opt_in.opt_in_calibration`)."""
     from schemarag.runtime.core.errors import SchemaragError
+    from schemarag.runtime.ranking.candidates import RankingRequest
+    from schemarag.runtime.ranking.pipeline import rank
     from schemarag.runtime.search.retriever import Retriever
-    from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 
     by_db: dict[str, list[WarehouseQuestion]] = {}
     for q in questions:
@@ -200,7 +201,7 @@ def run_questions(
     out: dict[int, list[Record]] = {k: [] for k in range(len(candidates))}
     done = 0
     top = max(budgets)
-    kwargs = [ranking_kwargs(c) for c in candidates]
+    configs = [ranking_config(c) for c in candidates]
     # candidates sharing chunk-score overrides share one scoring of the question
     scorings: dict[tuple, list[int]] = {}
     for k, c in enumerate(candidates):
@@ -240,15 +241,8 @@ def run_questions(
                     if rel is not None:
                         for b in sorted(budgets, reverse=True):
                             started = time.perf_counter()
-                            ranking = rank_tables_from_scores(
-                                retriever.artifact,
-                                rel,
-                                b,
-                                question=q.question,
-                                calibration=retriever.calibration,
-                                mentions=hits,
-                                **kwargs[k],
-                            )
+                            ask = RankingRequest(q.question, b, None, None, hits, True, retriever.calibration)
+                            ranking = rank(retriever.artifact, rel, ask, configs[k])
                             if b == top:
                                 rec.latency_ms = score_ms + (time.perf_counter() - started) * 1000.0
                             rec.kept_by_budget[b] = list(ranking.tables)

@@ -1,16 +1,22 @@
 """Knob families ``schemarag eval --warehouse --cross-validate FAMILY`` compares.
 
-Each candidate is a set of keyword arguments of
-:func:`~schemarag.runtime.search.table_ranking.rank_tables_from_scores`; the first one of a
-family is the shipped setting, so a plain run and a cross-validated one share their first column.
-Kept free of heavy imports: the eval command's argument parser reads the family names.
+Each candidate is a set of :class:`~schemarag.runtime.ranking.config.RankingConfig` fields to
+replace in ``SHIPPED`` (:func:`ranking_config`; a ``calibration`` entry re-scores the question
+instead); the first one of a family is the shipped setting, read from ``SHIPPED`` (never
+retyped), so a plain run and a cross-validated one share their first column.
 """
 
 from __future__ import annotations
 
+from dataclasses import astuple, replace
 from typing import Any
 
 from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.ranking.config import SHIPPED, RankingConfig, RouteHedge
+from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION
+
+S, C = SHIPPED, DEFAULT_CALIBRATION  # every grid's first value is the shipped one, read here
+SHIPPED_HEDGE = astuple(S.schema_hedge) if S.schema_hedge is not None else None
 
 
 def _hedge(h: tuple[float, int, int, int] | None) -> dict[str, Any] | None:
@@ -19,33 +25,38 @@ def _hedge(h: tuple[float, int, int, int] | None) -> dict[str, Any] | None:
 
 
 _GRIDS: dict[str, list[dict[str, Any]]] = {
-    "join_paths": [{"join_paths": True}, {"join_paths": False}],
+    "join_paths": [{"join_paths": S.join_paths}, {"join_paths": False}],
     # FK expansion over inferred keys (ratio of the kept table's score a neighbour needs; None:
-    # declared keys only) x join-path completion (all kept tables, off, the first 3 / 5)
+    # declared keys only) x join-path completion (shipped: in one database; off). Completion of
+    # only the first 3 / 5 kept tables was in this grid until 2026-11-27 and no fold chose it
+    # (docs/ranking.md "Tried, not shipped").
     "joins": [
-        {"inferred_ratio": ratio, "join_paths": top != 0, "join_top": top or None}
-        for ratio in (None, 0.5, 0.3, 0.7, 0.9)
-        for top in (None, 0, 3, 5)
+        {"inferred_ratio": ratio, "join_paths": paths}
+        for ratio in (S.inferred_ratio, 0.5, 0.3, 0.7, 0.9)
+        for paths in (S.join_paths, False)
     ],
     # places a family of near-identical tables may take (None: no limit; table_families.py) x
     # how many members the question's numbers name may come first
-    "families": [{"family_slots": s, "family_named": n} for s in (1, None, 2, 3) for n in (8, 4)],
+    "families": [
+        {"family_slots": s, "family_named": n}
+        for s in (S.family_slots, None, 2, 3)
+        for n in (S.family_named, 4)
+    ],
     # hedging between the schemas of one database (schema_hedge.py): RouteHedge variants
     # (ratio, lead, share, runners) or off
     "schemas": [
         {"schema_hedge": _hedge(h)}
-        for h in ((0.5, 3, 2, 3), None, (0.5, 5, 3, 2), (0.3, 5, 3, 2), (0.7, 5, 3, 2), (0.5, 10, 3, 2))
+        for h in (SHIPPED_HEDGE, None, (0.5, 5, 3, 2), (0.3, 5, 3, 2), (0.7, 5, 3, 2), (0.5, 10, 3, 2))
     ],
     # score factor of tables outside the leading schema (schema_hedge.schema_prior_order; 1: off),
     # with and without schema hedging after it
     "schema_prior": [
         {"schema_prior": p, "schema_hedge": _hedge(h)}
-        for h in ((0.5, 3, 2, 3), None)
-        for p in (0.3, 1.0, 0.8, 0.6, 0.4, 0.2, 0.1)
+        for h in (SHIPPED_HEDGE, None)
+        for p in (S.schema_prior, 1.0, 0.8, 0.6, 0.4, 0.2, 0.1)
     ],
     # all together: family places and named members x FK expansion over inferred keys x schema
-    # prior x schema hedging (the shipped setting first: slots 1, named 8, no inferred-key expansion,
-    # schema prior 0.3, schema hedge (0.5, 3, 2, 3)). Join-path completion is left to
+    # prior x schema hedging (the shipped setting first). Join-path completion is left to
     # `joins`: no fold of the earlier grids chose it.
     "warehouse": [
         {
@@ -55,50 +66,63 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
             "schema_prior": prior,
             "schema_hedge": _hedge(h),
         }
-        for s in (1, None, 2, 3)
-        for n in (8, 4)
-        for ratio in (None, 0.7)
-        for prior in (0.3, 1.0)
-        for h in ((0.5, 3, 2, 3), None, (0.5, 5, 3, 2))
+        for s in (S.family_slots, None, 2, 3)
+        for n in (S.family_named, 4)
+        for ratio in (S.inferred_ratio, 0.7)
+        for prior in (S.schema_prior, 1.0)
+        for h in (SHIPPED_HEDGE, None, (0.5, 5, 3, 2))
     ],
-    # a constant added to the score of each table the question names (named_tables.py) x which
-    # tables keep their score under the schema prior (none, named tables) x the weight of index
+    # a constant added to the score of each table the question names (named_tables.py) x whether
+    # named tables keep their score under the schema prior x the weight of index
     # terms the question's capitalised names abbreviate (acronyms.py; re-scores the question) x
     # whether a name word the question writes in full names too (indiv: "individual")
     "names": [
         {"name_boost": b, "named_exempt": e, "name_shortened": short, "calibration": {"acronym_weight": a}}
-        for b in (0.3, 0.0, 0.5, 0.7, 1.0)
-        for e in ("none", "tables")
-        for a in (0.0, 1.0)
-        for short in (True, False)
+        for b in (S.name_boost, 0.0, 0.5, 0.7, 1.0)
+        for e in (S.named_exempt, True)
+        for a in (C.acronym_weight, 1.0)
+        for short in (S.name_shortened, False)
     ],
     # name words through common short forms ("year" names CENSUSTRACT_2018_5YR's yr;
     # abbreviations.GENERAL) x the named-table boost x words a name of three or more may lack
     "vocabulary": [
         {"name_abbreviations": a, "name_boost": b, "name_missing": m}
-        for a in (True, False)
-        for b in (0.3, 0.5, 0.0)
-        for m in (1, 0)
+        for a in (S.name_abbreviations, False)
+        for b in (S.name_boost, 0.5, 0.0)
+        for m in (S.name_missing, 0)
     ],
     # a table's score times its coverage of the question's words to a power (0: off;
-    # table_ranking.table_coverage) x whether a question word names the glued name word it
+    # ranking.evidence.table_coverage) x whether a question word names the glued name word it
     # begins ("bike" -> bikeshare; named_tables.NamePostings.extended)
-    "evidence": [{"coverage_power": p, "name_extended": e} for p in (0.2, 0.0, 0.1) for e in (True, False)],
+    "evidence": [
+        {"coverage_power": p, "name_extended": e}
+        for p in (S.coverage_power, 0.0, 0.1)
+        for e in (S.name_extended, False)
+    ],
     # places a structural family (tables of one schema with the same columns; table_families.
     # structures_of) may take for members the question does not name (None: no limit)
-    "structures": [{"structure_slots": s} for s in (2, None, 1, 3)],
+    "structures": [{"structure_slots": s} for s in (S.structure_slots, None, 1, 3)],
     # value mentions (value_mentions.py): a mention's best table moves to just after the first `lead`
     # places when it leads the runner-up table by `margin` of its cosine (lead None: off)
     "mentions": [
         {"mention_lead": lead, "mention_margin": m}
-        for lead, m in ((5, 0.05), (None, 0.0), (5, 0.0), (5, 0.1), (8, 0.0), (8, 0.05), (8, 0.1), (3, 0.05))
+        for lead, m in (
+            (S.mention_lead, S.mention_margin),
+            (None, 0.0),
+            (5, 0.0),
+            (5, 0.1),
+            (8, 0.0),
+            (8, 0.05),
+            (8, 0.1),
+            (3, 0.05),
+        )
     ],
     # the chunk score's blend (scoring.Calibration, chosen on BIRD): weight of dense similarity
     # x the floor lexical evidence alone keeps; the question is re-scored per pair
     "calibration": [
         {"calibration": {"w_dense": w, "lexical_alone": a}}
-        for w in (0.6, 0.4, 0.5, 0.7, 0.8)
-        for a in (0.65, 0.5, 0.8)
+        for w in (C.w_dense, 0.4, 0.5, 0.7, 0.8)
+        for a in (C.lexical_alone, 0.5, 0.8)
     ],
 }
 WAREHOUSE_FAMILIES: tuple[str, ...] = tuple(_GRIDS)
@@ -119,13 +143,10 @@ def knob_grid(family: str | None) -> list[dict[str, Any]]:
     return [dict(c) for c in _GRIDS[family]]
 
 
-def ranking_kwargs(knobs: dict[str, Any]) -> dict[str, Any]:
-    """A candidate as keyword arguments of ``rank_tables_from_scores`` (a schema hedge dict
-    becomes a :class:`~schemarag.runtime.search.table_ranking.RouteHedge`)."""
-    knobs = {k: v for k, v in knobs.items() if k != "calibration"}  # a scoring, not a ranking knob
-    hedge = knobs.get("schema_hedge")
-    if hedge is None:
-        return knobs
-    from schemarag.runtime.search.table_ranking import RouteHedge
-
-    return {**knobs, "schema_hedge": RouteHedge(**hedge)}
+def ranking_config(knobs: dict[str, Any]) -> RankingConfig:
+    """A candidate as a :class:`RankingConfig`: ``SHIPPED`` with its fields replaced (a schema
+    hedge dict becomes a ``RouteHedge``; ``calibration`` is a scoring, not a ranking knob)."""
+    fields = {k: v for k, v in knobs.items() if k != "calibration"}
+    if fields.get("schema_hedge") is not None:
+        fields["schema_hedge"] = RouteHedge(**fields["schema_hedge"])
+    return replace(SHIPPED, **fields)

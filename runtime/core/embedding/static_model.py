@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from schemarag.runtime.core.embedding.model_files import TOKENIZER_DIR, default_model_dir, file_sha256
 from schemarag.runtime.core.errors import EmbeddingModelError
 
 STATIC_MODEL_NAME = "schemarag/all-MiniLM-L6-v2-static256"
@@ -89,8 +90,6 @@ def distill(onnx: Path, tokenizer_json: Path, dimension: int = STATIC_DIMENSION)
 
 def static_model_dir() -> Path:
     """The folder holding :data:`TABLE_FILE`, derived once per machine from the default model."""
-    from schemarag.runtime.core.embedding.embedder import TOKENIZER_DIR, default_model_dir, file_sha256
-
     source = default_model_dir() / "model.onnx"
     ident = f"{file_sha256(source)}|{STATIC_RECIPE}|{STATIC_DIMENSION}"
     tag = hashlib.sha256(ident.encode()).hexdigest()[:12]

@@ -4,8 +4,8 @@ under the budget (bridges displace the lowest-ranked tables, never the better-ra
 from __future__ import annotations
 
 from schemarag.runtime.core.schema import Database
+from schemarag.runtime.ranking.budget import complete_join_paths
 from schemarag.runtime.search.join_graph import DECLARED_COST, cheapest_path, edge_cost, edges_of
-from schemarag.runtime.search.table_ranking import complete_join_paths
 
 
 def _fk(table: str, inferred: bool = False, confidence: float | None = None) -> dict:
@@ -52,9 +52,9 @@ def test_completion_spends_budget_on_connectivity_before_the_weakest_match() -> 
     g = edges_of(_db())
     ranked = ["employees", "projects", "badges_noise", "other"]
     g |= {"badges_noise": {}, "other": {}}
-    out = complete_join_paths(g, ranked, budget=4)
+    out = complete_join_paths(g, ranked, budget=4, hops=3)
     assert out == ["employees", "projects", "assignments", "badges_noise"]  # "other" made room
-    assert complete_join_paths(g, ranked, budget=4, top=1) == ranked  # only the first table is bridged
+    assert complete_join_paths(g, ranked, budget=4, hops=0) == ranked  # no hop allowed: no bridge
 
 
 def _hr_schema(union: bool) -> dict:
@@ -78,22 +78,21 @@ def _hr_schema(union: bool) -> dict:
 
 def test_the_ranking_completes_join_paths_in_one_database_not_in_a_union() -> None:
     import numpy as np
+    from ranking_support import rank_with
     from tiny_support import in_memory_artifact
-
-    from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 
     scores = np.array([0.9, 0.8, 0.7, 0.6, 0.1], dtype=np.float32)  # the bridge ranks last
     kw = {"fk_expand": False, "coverage_power": 0.0, "route_hedge": None}
     single = _hr_schema(union=False)
     art = in_memory_artifact(single, [(t["name"], "table", None) for t in single["tables"]])
     # by default the bridge takes the place of the weakest lexical match
-    assert rank_tables_from_scores(art, scores, 3, **kw).tables == ["employees", "projects", "assignments"]
-    assert rank_tables_from_scores(art, scores, 3, join_paths=False, **kw).tables == [
+    assert rank_with(art, scores, 3, **kw).tables == ["employees", "projects", "assignments"]
+    assert rank_with(art, scores, 3, join_paths=False, **kw).tables == [
         "employees",
         "projects",
         "noise_a",
     ]
     union = _hr_schema(union=True)
     art = in_memory_artifact(union, [(t["name"], "table", None) for t in union["tables"]])
-    assert "assignments" not in rank_tables_from_scores(art, scores, 3, **kw).tables  # routing decides
-    assert "assignments" in rank_tables_from_scores(art, scores, 3, join_paths=True, **kw).tables
+    assert "assignments" not in rank_with(art, scores, 3, **kw).tables  # routing decides
+    assert "assignments" in rank_with(art, scores, 3, join_paths=True, **kw).tables

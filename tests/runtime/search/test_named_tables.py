@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from ranking_support import rank_with
 from tiny_support import in_memory_artifact
 
 from schemarag.runtime.search.named_tables import (
     NamePostings,
     abbreviated,
-    in_named_schema,
     name_words,
     named_tables,
     question_words,
 )
-from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 
 PLACES = [f"places.places_{s}" for s in ("ohio", "utah", "iowa", "idaho")]
 GEO: dict[str, Any] = {
@@ -50,34 +49,25 @@ def test_a_table_is_named_only_when_every_word_of_its_name_is_in_the_question() 
     # planet_ways lacks "ways"; places_utah lacks "utah"
     assert names == ["places.places_ohio", "osm.planet_features_points"]
     assert not named_tables(art, "how many roads").any()
-    schema = in_named_schema(art, "count the osm ways")
-    assert [art.table_names[i] for i in np.flatnonzero(schema)] == [
-        "osm.planet_features_points",
-        "osm.planet_ways",
-    ]
 
 
 def test_name_boost_and_prior_exemption_bring_the_named_table_into_the_budget() -> None:
     art = _art()
     # places leads; the osm table ranks below four places tables (and at 0.3 x its score)
-    plain = rank_tables_from_scores(art, SCORES, question=QUESTION, name_boost=0.0, **KW).tables
+    plain = rank_with(art, SCORES, question=QUESTION, name_boost=0.0, **KW).tables
     assert "osm.planet_features_points" not in plain
     # exempt from the prior, 0.3 still ranks below three places tables
-    exempt = rank_tables_from_scores(
-        art, SCORES, question=QUESTION, name_boost=0.0, named_exempt="tables", **KW
-    ).tables
+    exempt = rank_with(art, SCORES, question=QUESTION, name_boost=0.0, named_exempt=True, **KW).tables
     assert "osm.planet_features_points" not in exempt
     # table scores are the chunk's / 1.3: +0.2 lifts osm 0.23 -> 0.43 past places_utah (0.42);
     # places_ohio, named too, stays first
-    boosted = rank_tables_from_scores(
-        art, SCORES, question=QUESTION, name_boost=0.2, named_exempt="tables", **KW
-    ).tables
+    boosted = rank_with(art, SCORES, question=QUESTION, name_boost=0.2, named_exempt=True, **KW).tables
     assert boosted == ["places.places_ohio", "osm.planet_features_points", "places.places_utah"]
     # a boost without the exemption is scaled by the prior: not enough here
-    scaled = rank_tables_from_scores(art, SCORES, question=QUESTION, name_boost=0.2, **KW).tables
+    scaled = rank_with(art, SCORES, question=QUESTION, name_boost=0.2, **KW).tables
     assert "osm.planet_features_points" not in scaled
     # in the leading schema a boost alone lifts it: the schema prior does not apply
-    one = rank_tables_from_scores(art, SCORES, question=QUESTION, name_boost=0.2, schema_prior=1.0, **KW)
+    one = rank_with(art, SCORES, question=QUESTION, name_boost=0.2, schema_prior=1.0, **KW)
     assert one.tables == boosted
 
 
@@ -116,7 +106,7 @@ def test_in_a_dbt_project_only_the_consumer_layer_is_lifted() -> None:
     assert named_tables(art, question).tolist() == [True, True, True]  # rpt_ is decoration
     scores = np.array([0.9, 0.9, 0.5], dtype=np.float32)  # the raw names match best
     kw: dict[str, Any] = {"budget": 3, "fk_expand": False, "family_slots": None}
-    ranked = rank_tables_from_scores(art, scores, question=question, name_boost=0.5, **kw)
+    ranked = rank_with(art, scores, question=question, name_boost=0.5, **kw)
     # evidence x layer weight: raw 0.9 x 0.5, staging 0.9 x 0.65, report 0.5 x 1.0 + 0.5 boost
     assert ranked.tables[0] == "reports.rpt_customer_lifetime_value"
     assert all(0.0 <= s <= 1.0 for s in ranked.scores.values())  # reported scores stay calibrated

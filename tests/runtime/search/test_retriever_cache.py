@@ -13,7 +13,8 @@ import pytest
 from retrieval_support import REPO, build, copy_database_artifacts, current_folder
 
 from schemarag.runtime.artifact.format import CURRENT
-from schemarag.runtime.core.embedding.embedder import ModelSpec, default_model_dir
+from schemarag.runtime.core.embedding.embedder import ModelSpec
+from schemarag.runtime.core.embedding.model_files import default_model_dir
 from schemarag.runtime.core.errors import ManifestMismatchError
 from schemarag.runtime.search.retriever import Retriever
 

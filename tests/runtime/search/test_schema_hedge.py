@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from ranking_support import rank_with
 from tiny_support import in_memory_artifact
 
+from schemarag.runtime.ranking.config import RouteHedge
 from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
-from schemarag.runtime.search.table_ranking import RouteHedge, rank_tables_from_scores
 
 BIG = ["acs.county", "acs.tract", "acs.state", "acs.zcta", "acs.place"]
 TWO: dict[str, Any] = {
@@ -33,26 +34,26 @@ def test_schemas_are_read_from_qualified_names() -> None:
 def test_a_close_runner_up_schema_gets_its_best_table_after_the_lead() -> None:
     art = _art()
     # without hedging acs takes every place
-    assert rank_tables_from_scores(art, SCORES, schema_hedge=None, **KW).tables == BIG[:4]
+    assert rank_with(art, SCORES, schema_hedge=None, **KW).tables == BIG[:4]
     # schema scores: acs 0.9 + 0.5 * 0.8 = 1.3, sdoh 0.6 + 0.5 * 0.1 = 0.65 (half of acs)
     hedge = RouteHedge(ratio=0.4, lead=2, share=1, runners=2)
-    assert rank_tables_from_scores(art, SCORES, schema_hedge=hedge, **KW).tables == [
+    assert rank_with(art, SCORES, schema_hedge=hedge, **KW).tables == [
         "acs.county",
         "acs.tract",
         "sdoh.births",
         "acs.state",
     ]
     strict = RouteHedge(ratio=0.6, lead=2, share=1, runners=2)  # 0.65 < 0.6 * 1.3: no hedge
-    assert rank_tables_from_scores(art, SCORES, schema_hedge=strict, **KW).tables == BIG[:4]
+    assert rank_with(art, SCORES, schema_hedge=strict, **KW).tables == BIG[:4]
 
 
 def test_one_schema_or_a_table_already_leading_changes_nothing() -> None:
     by_score = np.arange(4)
     scores = np.array([0.9, 0.8, 0.7, 0.6])
     one = np.zeros(4, dtype=np.int64)
-    assert hedge_order(by_score, scores, one, 1, 0.1, 1, 2, 2).tolist() == [0, 1, 2, 3]
+    assert hedge_order(by_score, scores, one, 1, RouteHedge(0.1, 1, 2, 2), 0.5).tolist() == [0, 1, 2, 3]
     ids = np.array([0, 1, 0, 0])  # schema 1's best is already second: inside lead = 2
-    assert hedge_order(by_score, scores, ids, 2, 0.1, 2, 1, 2).tolist() == [0, 1, 2, 3]
+    assert hedge_order(by_score, scores, ids, 2, RouteHedge(0.1, 2, 1, 2), 0.5).tolist() == [0, 1, 2, 3]
 
 
 def test_a_dbt_index_is_one_schema_its_layer_prior_orders() -> None:
@@ -81,14 +82,14 @@ def test_the_leading_schemas_lookup_comes_before_other_schemas_near_matches() ->
     art = in_memory_artifact(weather, [(t["name"], "table", None) for t in weather["tables"]])
     scores = np.array([1.0, 0.7, 0.6, 0.34], dtype=np.float32)
     kw: dict[str, Any] = {**KW, "budget": 2, "schema_hedge": None}
-    plain = rank_tables_from_scores(art, scores, schema_prior=1.0, **kw).tables
+    plain = rank_with(art, scores, schema_prior=1.0, **kw).tables
     assert plain == ["gsod.gsod", "icoads.core"]
-    routed = rank_tables_from_scores(art, scores, schema_prior=0.3, **kw).tables
+    routed = rank_with(art, scores, schema_prior=0.3, **kw).tables
     assert routed == ["gsod.gsod", "gsod.stations"]
     # with hedging after it, a close runner-up dataset still gets its share after the lead
     hedge = RouteHedge(ratio=0.5, lead=1, share=1, runners=1)
     kw = {**kw, "budget": 3, "schema_hedge": hedge}
-    both = rank_tables_from_scores(art, scores, schema_prior=0.3, **kw)
+    both = rank_with(art, scores, schema_prior=0.3, **kw)
     assert both.tables == ["gsod.gsod", "icoads.core", "gsod.stations"]
 
 
@@ -97,6 +98,7 @@ def test_schema_prior_orders_by_the_leading_schemas_group_score() -> None:
     by_score = np.arange(4)
     scores = np.array([0.9, 0.8, 0.7, 0.2])
     ids = np.array([0, 1, 1, 0])
-    assert schema_prior_order(by_score, scores, ids, 2, 0.5).tolist() == [1, 2, 0, 3]
-    assert schema_prior_order(by_score, scores, ids, 2, 1.0).tolist() == [0, 1, 2, 3]
-    assert schema_prior_order(by_score, scores, np.zeros(4, dtype=np.int64), 1, 0.5).tolist() == [0, 1, 2, 3]
+    assert schema_prior_order(by_score, scores, ids, 2, 0.5, None, 0.5).tolist() == [1, 2, 0, 3]
+    assert schema_prior_order(by_score, scores, ids, 2, 1.0, None, 0.5).tolist() == [0, 1, 2, 3]
+    one = np.zeros(4, dtype=np.int64)
+    assert schema_prior_order(by_score, scores, one, 1, 0.5, None, 0.5).tolist() == [0, 1, 2, 3]

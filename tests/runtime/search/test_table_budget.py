@@ -78,14 +78,14 @@ def _shown_tables(text: str) -> list[str]:
 
 def test_compact_focus_caps_the_whole_text_and_keeps_every_ranked_table(built_artifacts: Path) -> None:
     from schemarag.runtime.formatting import estimate_tokens, format_full_schema
-    from schemarag.runtime.search.table_ranking import COMPACT_COLUMN_POLICY, DEFAULT_FOCUS_TABLE_BUDGET
+    from schemarag.runtime.ranking.config import COMPACT_COLUMN_POLICY, DEFAULT_TABLE_BUDGET
 
     r = Retriever.open("b2b_saas", artifacts=built_artifacts)
     default = r.search(QUESTION, focus="default")
     compact = r.search(QUESTION, focus="compact")
     assert default.ranking is not None and compact.ranking is not None
     assert (default.ranking.focus, compact.ranking.focus) == ("default", "compact")
-    assert len(compact.ranking.tables) == DEFAULT_FOCUS_TABLE_BUDGET  # a focus alone ranks 15 tables
+    assert len(compact.ranking.tables) == DEFAULT_TABLE_BUDGET  # a focus alone ranks 15 tables
     assert default.ranking.token_budget is None
     full = estimate_tokens(format_full_schema(r.schema, r.artifact.ddl))
     cap = compact.ranking.token_budget
@@ -139,7 +139,7 @@ def test_retrieve_cli_focus_prints_the_selection(
 def test_adaptive_search_keeps_at_most_the_ceiling_and_says_so(
     built_artifacts: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from schemarag.runtime.search.table_ranking import ADAPTIVE_BUDGET, AdaptiveBudget
+    from schemarag.runtime.ranking.config import ADAPTIVE_BUDGET, AdaptiveBudget
 
     r = Retriever.open("b2b_saas", artifacts=built_artifacts)
     fixed = r.search(QUESTION, table_budget=15)

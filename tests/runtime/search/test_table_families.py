@@ -190,9 +190,8 @@ def test_a_structural_family_keeps_named_members_and_its_places_then_lets_others
 
 
 def test_the_ranking_gives_a_structural_family_its_places_and_the_lookup_the_next() -> None:
+    from ranking_support import rank_with
     from tiny_support import in_memory_artifact
-
-    from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 
     cols = [{"name": c} for c in ("site", "date", "mean", "max")]
     pollutants = [f"{p}_daily_summary" for p in ("co", "no2", "so2", "voc")]
@@ -204,7 +203,7 @@ def test_the_ranking_gives_a_structural_family_its_places_and_the_lookup_the_nex
     art = in_memory_artifact(schema, [(t["name"], "table", None) for t in schema["tables"]])
     scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5], dtype=np.float32)  # sites ranks last
     kw = {"fk_expand": False, "question": "pollution readings for each place", "coverage_power": 0.0}
-    assert "sites" not in rank_tables_from_scores(art, scores, 3, structure_slots=None, **kw).tables
+    assert "sites" not in rank_with(art, scores, 3, structure_slots=None, **kw).tables
     # one place for the family's unnamed members: the best one keeps it, the lookup comes next
-    kept = rank_tables_from_scores(art, scores, 3, structure_slots=1, **kw).tables
+    kept = rank_with(art, scores, 3, structure_slots=1, **kw).tables
     assert kept == ["co_daily_summary", "sites", "no2_daily_summary"]

@@ -6,10 +6,10 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+from ranking_support import rank_with
 from tiny_support import in_memory_artifact
 
 from schemarag.runtime.search.retriever import Retriever
-from schemarag.runtime.search.table_ranking import rank_tables_from_scores
 from schemarag.runtime.search.value_mentions import (
     MAX_MENTIONS,
     MentionHit,
@@ -67,16 +67,14 @@ def test_a_clear_mention_moves_its_table_just_after_the_lead_places() -> None:
     scores = np.array([0.9, 0.8, 0.7, 0.6, 0.1, 0.05], dtype=np.float32)
     kw: dict[str, Any] = {"fk_expand": False, "question": "roads in California", "coverage_power": 0.0}
     states = MentionHit("California", TABLES.index("states"), best=0.4, runner_up=0.2)
-    plain = rank_tables_from_scores(art, scores, 3, **kw).tables
+    plain = rank_with(art, scores, 3, **kw).tables
     assert "states" not in plain
-    moved = rank_tables_from_scores(art, scores, 3, mentions=[states], mention_lead=2, **kw).tables
+    moved = rank_with(art, scores, 3, mentions=[states], mention_lead=2, **kw).tables
     assert moved == ["roads", "nodes", "states"]
     # a mention whose table barely leads the runner-up moves nothing; nor does lead None (off)
     unclear = dataclasses.replace(states, runner_up=0.39)
-    assert (
-        rank_tables_from_scores(art, scores, 3, mentions=[unclear], mention_margin=0.05, **kw).tables == plain
-    )
-    assert rank_tables_from_scores(art, scores, 3, mentions=[states], mention_lead=None, **kw).tables == plain
+    assert rank_with(art, scores, 3, mentions=[unclear], mention_margin=0.05, **kw).tables == plain
+    assert rank_with(art, scores, 3, mentions=[states], mention_lead=None, **kw).tables == plain
     # a table already in the lead places stays where it is
     assert move_mentions(["a", "b", "c"], ["a"], 2) == ["a", "b", "c"]
 

@@ -25,7 +25,7 @@ from schemarag.runtime.core.errors import ArtifactNotFoundError, ConfigError, Sc
 from schemarag.runtime.core.paths import artifacts_dir, data_dir, schema_path
 from schemarag.runtime.core.schema import Database
 from schemarag.runtime.formatting import TableDDL
-from schemarag.runtime.search.table_ranking import TableFocus
+from schemarag.runtime.ranking.config import TableFocus
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """``schemarag retrieve --db DB "question"``: the focused tables for one question, with evidence.
 
-What it prints is what every surface serves (see ``runtime.search.focused``): the table ranking
+What it prints is what every surface serves (see ``runtime.ranking.pipeline``): the table ranking
 (at most 15 tables by default, each with the columns it shows), FK neighbours the ranking took,
 then the top chunks behind it. ``--table-budget 0`` prints only the chunks and every FK neighbour
 of the tables they name (the raw evidence).
@@ -20,9 +20,9 @@ import time
 from schemarag.app.commands.hints import missing_index_message
 from schemarag.runtime.core.errors import ArtifactNotFoundError, ConfigError
 from schemarag.runtime.core.paths import artifacts_dir, data_dir
+from schemarag.runtime.ranking.config import TableFocus, focus_policies
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.retriever import Retriever
-from schemarag.runtime.search.table_ranking import FOCUS_POLICIES, TableFocus
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,7 +54,7 @@ def add_focus_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--focus",
-        choices=sorted(FOCUS_POLICIES),
+        choices=sorted(focus_policies()),
         default=None,
         help="what each ranked table shows: 'default' focused columns as DDL with descriptions; "
         "'compact' the whole focused schema capped at 30%% of the full one (other columns by name)",
@@ -148,11 +148,6 @@ def _print_ranking(ranking: TableRanking, neighbours: set[str]) -> None:
     cap = f", capped at {ranking.token_budget} tokens" if ranking.token_budget is not None else ""
     how = ", adaptive" if ranking.adaptive else ""
     print(f"focused tables ({ranking.focus} focus{how}, {len(ranking.tables)} kept{cap}):")
-    if ranking.widened:
-        w = ranking.widened
-        why = [f"names {', '.join(w['named_tables'])}"] if len(w["named_tables"]) > 1 else []
-        why += [", ".join(repr(c) for c in w["cues"])] if w["cues"] else []
-        print(f"  (adaptive floor widened to {w['min_tables']} tables for a join: {'; '.join(why)})")
     for t in ranking.tables:
         shown = ", ".join(ranking.columns.get(t, [])) or "-"
         named = ranking.compact.get(t, [])

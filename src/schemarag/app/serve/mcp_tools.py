@@ -16,12 +16,14 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, ValidationError
 
 from schemarag import __version__
 from schemarag.app.serve.keys import Principal
 from schemarag.app.serve.service import SchemaService, llm_configured
+from schemarag.app.serve.settings import ServeSettings
 from schemarag.runtime.core.errors import SchemaragError
-from schemarag.runtime.search.table_ranking import TableFocus
+from schemarag.runtime.ranking.config import TableFocus
 
 Call = Callable[..., Awaitable[Any]]
 
@@ -71,23 +73,36 @@ def build_mcp(
     default: Principal,
     *,
     generation: bool | None = None,
-    max_question_chars: int = 4000,
+    limits: ServeSettings | None = None,
 ) -> MCPServer:
     """An MCPServer whose tools run ``service`` methods through ``call`` (the thread pool).
 
-    ``default`` is the principal for transports without an HTTP request (stdio).
+    ``default`` is the principal for transports without an HTTP request (stdio). Every tool's
+    arguments are checked by the HTTP request model and :func:`~.routes.limit_problem` with
+    ``limits`` (the server's settings), so MCP refuses exactly what ``/v1`` answers with 422.
     """
+    from schemarag.app.serve.routes import GenerateBody, RetrieveBody, SchemaBody, ValidateBody, limit_problem
+
+    settings = limits or ServeSettings()
     mcp = MCPServer("schemarag", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+
+    def checked(model: type[BaseModel], **arguments: Any) -> Any:
+        """``arguments`` as ``model`` (None means "not given"), or a one-line ToolError."""
+        try:
+            body = model.model_validate({k: v for k, v in arguments.items() if v is not None})
+        except ValidationError as exc:
+            raise ToolError("; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
+                                      for e in exc.errors()[:3])) from None  # fmt: skip
+        problem = limit_problem(body, settings)
+        if problem:
+            raise ToolError(f"{problem[0]}: {problem[1]}")
+        return body
 
     def principal_of(ctx: Context) -> Principal:
         request = getattr(ctx.request_context, "request", None)
         state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
         found = state.get("principal") if isinstance(state, dict) else None
         return found if isinstance(found, Principal) else default
-
-    def check(question: str | None) -> None:
-        if question is not None and len(question) > max_question_chars:
-            raise ToolError(f"question is {len(question)} characters; the limit is {max_question_chars}")
 
     async def run(fn: Callable[..., Any], *args: Any) -> Any:
         try:
@@ -109,12 +124,9 @@ def build_mcp(
         focus: Literal["default", "compact"] | None = None,
         adaptive: bool = False,
     ) -> dict[str, Any]:
-        if not 1 <= top_k <= 100:
-            raise ToolError(f"top_k must be between 1 and 100, got {top_k}")
-        if table_budget is not None and not 1 <= table_budget <= 100:
-            raise ToolError(f"table_budget must be between 1 and 100, got {table_budget}")
-        check(question)
-        ranking = TableFocus(table_budget, focus, adaptive)
+        body = checked(RetrieveBody, database=database, question=question, top_k=top_k,
+                       table_budget=table_budget, focus=focus, adaptive=adaptive)  # fmt: skip
+        ranking = body.table_focus()
         return await run(service.retrieve, principal_of(ctx), database, question, top_k, None, ranking)
 
     @mcp.tool(description=GET_SCHEMA)
@@ -135,9 +147,8 @@ def build_mcp(
             raise ToolError(
                 "`focus`, `table_budget` and `adaptive` rank the tables for a `question`; drop `tables`"
             )
-        if table_budget is not None and not 1 <= table_budget <= 100:
-            raise ToolError(f"table_budget must be between 1 and 100, got {table_budget}")
-        check(question)
+        checked(SchemaBody, database=database, question=question, tables=tables, token_budget=token_budget,
+                table_budget=table_budget, focus=focus, adaptive=adaptive)  # fmt: skip
         out = await run(
             service.schema,
             principal_of(ctx),
@@ -157,13 +168,14 @@ def build_mcp(
 
     @mcp.tool(description=VALIDATE_SQL)
     async def validate_sql(database: str, sql: str, ctx: Context) -> dict[str, Any]:
+        checked(ValidateBody, database=database, sql=sql)
         return await run(service.validate, principal_of(ctx), database, sql)
 
     if generation if generation is not None else llm_configured():
 
         @mcp.tool(description=GENERATE_SQL)
         async def generate_sql(database: str, question: str, ctx: Context) -> dict[str, Any]:
-            check(question)
+            checked(GenerateBody, database=database, question=question)
             return await run(service.generate, principal_of(ctx), database, question)
 
     return mcp

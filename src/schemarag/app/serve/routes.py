@@ -13,13 +13,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from schemarag.app.serve.settings import ServeSettings
 from schemarag.app.serve.state import ServerState, json_response
-from schemarag.runtime.search.table_ranking import TableFocus
+from schemarag.runtime.ranking.config import TableFocus
 
 router = APIRouter()
 
 
-Focus = Literal["default", "compact"]  # the names in table_ranking.FOCUS_POLICIES
+Focus = Literal["default", "compact"]  # the names in ranking.config.focus_policies()
 
 
 class _Body(BaseModel):
@@ -76,8 +77,46 @@ class GenerateBody(_Body, _Ranked):
     question: str = Field(min_length=1, description="natural-language question")
 
 
-def _rt(request: Request) -> ServerState:
-    return request.app.state.server
+def limit_problem(body: BaseModel, s: ServeSettings) -> tuple[str, str] | None:
+    """The first (field, message) by which a well-typed body breaks the server's limits or the
+    field rules the model cannot state; None when it keeps them. HTTP answers it with 422, MCP
+    with a tool error (issue 39: MCP accepted 1,000 ``tables``), so both refuse the same input."""
+    question, tables = getattr(body, "question", None), getattr(body, "tables", None)
+    if isinstance(body, SchemaBody) and not question and not tables:
+        return "question", "give 'question' or 'tables' (or both)"
+    if question is not None and len(question) > s.max_question_chars:
+        return "question", (f"question is {len(question)} characters; the limit is {s.max_question_chars} "
+                            "(SCHEMARAG_SERVE_MAX_QUESTION_CHARS)")  # fmt: skip
+    if question and not question.strip():
+        return "question", "question is empty or whitespace; ask a question"
+    if tables and len(tables) > s.max_top_k:
+        return "tables", f"at most {s.max_top_k} tables per request"
+    sql = getattr(body, "sql", None)
+    if sql is not None and len(sql) > s.max_sql_chars:
+        limit = s.max_sql_chars
+        return "sql", f"sql is {len(sql)} characters; the limit is {limit} (SCHEMARAG_SERVE_MAX_SQL_CHARS)"
+    for field in ("top_k", "table_budget"):
+        value = getattr(body, field, None)
+        if value is not None and value > s.max_top_k:
+            return field, f"{field} {value} is over the limit {s.max_top_k}"
+    if isinstance(body, SchemaBody) and body.table_focus().requested and (tables or not question):
+        return ("tables" if tables else "question"), (
+            "'table_budget', 'focus' and 'adaptive' rank the tables for a 'question'; they do not "
+            "apply to explicit 'tables' (send a question without tables)"
+        )
+    return None
+
+
+def _rt(request: Request, body: BaseModel | None = None) -> ServerState:
+    """The server state, after checking ``body`` against :func:`limit_problem` (422)."""
+    rt: ServerState = request.app.state.server
+    if body is not None:
+        problem = limit_problem(body, rt.settings)
+        if problem:
+            rt.unprocessable(problem[1], problem[0])
+        if getattr(body, "question", None):
+            request.state.log["question"] = body.question
+    return rt
 
 
 @router.get("/healthz", summary="Liveness: the process answers")
@@ -90,9 +129,13 @@ async def readyz(request: Request) -> Response:
     rt = _rt(request)
     if rt.failed:  # an index that failed to open: try again (a fixed version may be published)
         await rt.call(rt.warm)
-    body: dict[str, Any] = {"ready": rt.ready, "databases": rt.opened}
-    if rt.warm_error:
-        body["error"] = rt.warm_error
+    body: dict[str, Any] = {"ready": rt.ready}
+    # the details name every tenant's databases: for an operator key or a loopback probe only
+    # (the middleware decides, as for /metrics); anyone else learns ready / not ready
+    if request.state.operator:
+        body["databases"] = rt.opened
+        if rt.warm_error:
+            body["error"] = rt.warm_error
     return json_response(body, status=200 if rt.ready else 503)
 
 
@@ -115,10 +158,7 @@ async def databases(request: Request) -> Response:
     "/v1/retrieve", summary="Focused tables for a question (the table ranking), with the chunks behind it"
 )
 async def retrieve(body: RetrieveBody, request: Request) -> Response:
-    rt = _rt(request)
-    rt.check_question(body.question, request)
-    rt.check_top_k(body.top_k)
-    rt.check_top_k(body.table_budget, "table_budget")
+    rt = _rt(request, body)
     out = await rt.call(
         rt.service.retrieve,
         request.state.principal,
@@ -133,23 +173,8 @@ async def retrieve(body: RetrieveBody, request: Request) -> Response:
 
 @router.post("/v1/schema", summary="Focused schema text (CREATE TABLE + docs) for a question or tables")
 async def schema(body: SchemaBody, request: Request) -> Response:
-    rt = _rt(request)
-    if not body.question and not body.tables:
-        rt.unprocessable("give 'question' or 'tables' (or both)", "question")
-    if body.question:
-        rt.check_question(body.question, request)
-    if body.tables and len(body.tables) > rt.settings.max_top_k:
-        rt.unprocessable(f"at most {rt.settings.max_top_k} tables per request", "tables")
-    rt.check_top_k(body.top_k)
+    rt = _rt(request, body)
     ranking = body.table_focus()
-    if ranking.requested and (body.tables or not body.question):
-        field = "tables" if body.tables else "question"
-        rt.unprocessable(
-            "'table_budget', 'focus' and 'adaptive' rank the tables for a 'question'; they do not "
-            "apply to explicit 'tables' (send a question without tables)",
-            field,
-        )
-    rt.check_top_k(body.table_budget, "table_budget")
     out = await rt.call(
         rt.service.schema,
         request.state.principal,
@@ -165,21 +190,13 @@ async def schema(body: SchemaBody, request: Request) -> Response:
 
 @router.post("/v1/validate", summary="Validate SQL against the database's schema: verdict and reasons")
 async def validate(body: ValidateBody, request: Request) -> Response:
-    rt = _rt(request)
-    if len(body.sql) > rt.settings.max_sql_chars:
-        rt.unprocessable(
-            f"sql is {len(body.sql)} characters; the limit is {rt.settings.max_sql_chars} "
-            "(SCHEMARAG_SERVE_MAX_SQL_CHARS)",
-            "sql",
-        )
+    rt = _rt(request, body)
     return json_response(await rt.call(rt.service.validate, request.state.principal, body.database, body.sql))
 
 
 @router.post("/v1/generate", summary="SQL for a question, validated (needs SCHEMARAG_LLM_BASE_URL)")
 async def generate(body: GenerateBody, request: Request) -> Response:
-    rt = _rt(request)
-    rt.check_question(body.question, request)
-    rt.check_top_k(body.table_budget, "table_budget")
+    rt = _rt(request, body)
     out = await rt.call(
         rt.service.generate,
         request.state.principal,

@@ -27,10 +27,10 @@ from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec
 from schemarag.runtime.core.errors import ConfigError, InvalidNameError, SchemaragError
 from schemarag.runtime.core.names import is_reserved
 from schemarag.runtime.core.paths import database_artifacts
+from schemarag.runtime.ranking.config import TableFocus
 from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult
 from schemarag.runtime.search.retriever import PinnedIndex, Retriever, max_open_indexes
-from schemarag.runtime.search.table_ranking import TableFocus
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,8 @@ class SchemaService:
 
         ``ranking`` (question only) switches to the budgeted table ranking: at most its table
         budget, each table showing what its focus says (``Retriever.search``)."""
-        from schemarag.runtime.formatting import format_focused_schema, statement_head
+        from schemarag.runtime.artifact.ddl import statement_head
+        from schemarag.runtime.formatting import format_focused_schema
 
         pinned = self.retriever(principal, db).pin()
         result = self._search(pinned, question, top_k, None, ranking) if question else None

@@ -15,10 +15,12 @@ import pytest
 from retrieval_support import REPO, write_chain_data
 
 from schemarag.cli import main
-from schemarag.runtime.core.embedding.embedder import DEFAULT_MODEL_NAME, Embedder, ModelSpec, StaticEmbedder
-from schemarag.runtime.core.embedding.model_catalog import L3_MODEL_NAME, STATIC_CALIBRATION
+from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec, StaticEmbedder
+from schemarag.runtime.core.embedding.model_catalog import L3_MODEL_NAME
+from schemarag.runtime.core.embedding.model_files import DEFAULT_MODEL_NAME
 from schemarag.runtime.core.embedding.static_model import STATIC_MODEL_NAME, TABLE_FILE, StaticEncoder
 from schemarag.runtime.core.errors import EmbeddingModelError, ManifestMismatchError
+from schemarag.runtime.search.index_model import STATIC_CALIBRATION
 from schemarag.runtime.search.retriever import Retriever
 
 SIMILAR = ("how many orders were shipped last month", "number of orders shipped per month")

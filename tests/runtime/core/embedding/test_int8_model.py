@@ -12,8 +12,9 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from schemarag.runtime.core.embedding.embedder import Embedder, _package_dir, default_model_dir, file_sha256
+from schemarag.runtime.core.embedding.embedder import Embedder
 from schemarag.runtime.core.embedding.int8_model import rewrite_for_int8_kernels, unsigned_weights
+from schemarag.runtime.core.embedding.model_files import _package_dir, default_model_dir, file_sha256
 from schemarag.runtime.core.errors import EmbeddingModelError
 
 QUESTIONS = [

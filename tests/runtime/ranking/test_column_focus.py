@@ -8,28 +8,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ranking_support import rank_with, route_with, table_scores
 from retrieval_support import build
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.formatting import DETAIL_LEVELS, focused_parts, format_full_schema, format_ranking
+from schemarag.runtime.ranking.budget import complete_join_paths
+from schemarag.runtime.ranking.config import COMPACT_COLUMN_POLICY, AdaptiveBudget, ColumnPolicy
 from schemarag.runtime.search.join_graph import join_edges
 from schemarag.runtime.search.retriever import Retriever
-from schemarag.runtime.search.table_ranking import (
-    COMPACT_COLUMN_POLICY,
-    AdaptiveBudget,
-    ColumnPolicy,
-    complete_join_paths,
-    rank_tables_from_scores,
-    route,
-    table_scores,
-)
 
 QUESTION = "Which accounts have unpaid invoices older than 30 days?"
 
 
 def _rank(r: Retriever, budget: int = 6, **kw):
     rel, _, _ = r.score_chunks(QUESTION)
-    return rank_tables_from_scores(r.artifact, rel, budget, question=QUESTION, **kw)
+    return rank_with(r.artifact, rel, budget, question=QUESTION, **kw)
 
 
 def test_every_column_of_a_listed_table_is_shown_once(b2b: Retriever) -> None:
@@ -122,9 +116,9 @@ def test_confidence_keeps_fewer_tables_as_it_rises(b2b: Retriever) -> None:
 
 def test_join_paths_bring_the_bridge_table(chain_artifacts: Path) -> None:
     graph = join_edges(Retriever.open("chain", artifacts=chain_artifacts).artifact)
-    assert complete_join_paths(graph, ["a", "c"], 5) == ["a", "c", "b"]
-    assert complete_join_paths(graph, ["a", "b", "c"], 5) == ["a", "b", "c"]  # already joined
-    assert complete_join_paths(graph, ["a", "c"], 2) == ["a", "c"]  # the budget still holds
+    assert complete_join_paths(graph, ["a", "c"], 5, 3) == ["a", "c", "b"]
+    assert complete_join_paths(graph, ["a", "b", "c"], 5, 3) == ["a", "b", "c"]  # already joined
+    assert complete_join_paths(graph, ["a", "c"], 2, 3) == ["a", "c"]  # the budget still holds
 
 
 def _table(name: str, database: str, words: str) -> dict:
@@ -158,7 +152,7 @@ def test_union_routes_by_database_field_not_by_double_underscore(tmp_path: Path)
     }
     rel = np.zeros(art.n_chunks, dtype=np.float32)
     rel[art.chunk_table == art.table_names.index("stg_stripe__refunds")] = 0.9
-    order = [art.table_names[i] for i in route(art, table_scores(art, rel))[0].tolist()]
+    order = [art.table_names[i] for i in route_with(art, table_scores(art, rel))[0].tolist()]
     assert set(order[:2]) == {"stg_stripe__refunds", "stg_stripe__charges"}  # same database first
 
 

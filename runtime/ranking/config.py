@@ -1,0 +1,341 @@
+"""Every knob of the table ranking in one frozen value, and where each shipped value came from.
+
+:class:`RankingConfig` holds every number (and switch) that changes which tables a question
+gets, in which order, and what each shows; :data:`SHIPPED` is the instance every surface
+serves. The evaluation compares candidates as ``dataclasses.replace(SHIPPED, ...)``, so a grid
+never retypes a shipped value and a served ranking is exactly an evaluated one.
+
+:data:`PROVENANCE` says, per field, how its value was chosen: the data set, the command, what
+the folds chose and when, or ``unmeasured`` (a value set by reasoning that no experiment has
+checked). ``tests/runtime/ranking/test_config.py`` fails when a field has no entry.
+
+Adding a signal: a stage in :mod:`.pipeline`, its fields here, a :data:`PROVENANCE` entry for
+each, and a test of the stage on small synthetic candidates (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from schemarag.runtime.core.errors import ConfigError
+from schemarag.runtime.core.paths import did_you_mean
+from schemarag.runtime.search.scoring import Calibration
+
+
+@dataclass(frozen=True)
+class RouteHedge:
+    """Places for close runner-up groups (source databases of a union, or schemas of one database).
+
+    If up to ``runners`` runner-up groups score at least ``ratio`` times the winner's, the order
+    is: the winner's best ``lead`` tables, each such runner-up's best ``share`` tables, then the
+    rest. A clear winner keeps every place; an uncertain one no longer fills a whole budget.
+    """
+
+    ratio: float = 0.5
+    lead: int = 5
+    share: int = 3
+    runners: int = 2
+
+
+@dataclass(frozen=True)
+class AdaptiveBudget:
+    """A per-question number of tables (the table budget stays the ceiling).
+
+    Ranked tables scoring below ``confidence`` times the best are not taken, but never before
+    ``min_tables`` are kept, and in a union only when routing is sure: the runner-up database
+    scores below ``sure_margin`` times the winner's (``None``: always).
+    """
+
+    confidence: float
+    min_tables: int = 1
+    sure_margin: float | None = None
+
+
+@dataclass(frozen=True)
+class ColumnPolicy:
+    """How much of each kept table the focused schema shows (:mod:`.columns`)."""
+
+    table_ratio: float = 0.5  # tables scoring >= this x the best are strong (keep their best columns)
+    columns_by_rank: tuple[int, ...] = (3, 2, 1)  # best columns a strong table keeps, by its rank
+    column_ratio: float = 0.7  # columns scoring >= this x the best column anywhere are kept
+    rest_tables: str = "strong"  # whose other columns are listed by name: "strong", "all" or "none"
+    # Size cap of the focused schema as a share of the full schema of the kept tables'
+    # databases: past it, format_ranking thins the lowest-ranked tables to names. None: no cap.
+    context_share: float | None = None
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    """Every ranking knob, grouped by the stage that reads it (:mod:`.pipeline`, top to bottom)."""
+
+    # chunk scoring (scoring.py: the dense/lexical blend and its floors); None: the index
+    # model's own (search/index_model.py: a static model's cosines sit higher)
+    calibration: Calibration | None = None
+    # evidence: a table's score is its best chunk plus second_weight of its next two (halved each)
+    second_weight: float = 0.3
+    # dbt layer weights (layer_prior.py); None: $SCHEMARAG_LAYER_PRIOR, else consumer_first
+    layer_prior: str | None = None
+    # coverage: score x max(coverage, coverage_floor) ** coverage_power in one database (0: off)
+    coverage_power: float = 0.2
+    coverage_floor: float = 0.05
+    # named tables (named_tables.py): boost added to a table the question names, and how names match
+    name_boost: float = 0.3
+    named_exempt: bool = False  # named tables keep their score under the schema prior
+    name_shortened: bool = True
+    name_abbreviations: bool = True
+    name_missing: int = 1
+    name_extended: bool = True
+    name_min_prefix: int = 4  # a name word this long may be the beginning of a question word
+    name_min_extension: int = 3  # letters a glued name word adds to the question word it begins
+    # routing (a union): a source's score is its best table + route_second_weight x its second,
+    # among the first route_lead_per_source x sources + route_lead_extra tables, times
+    # term coverage ** route_coverage; close runner-ups get route_hedge's places
+    route_coverage: float = 0.5
+    route_second_weight: float = 0.5
+    route_lead_per_source: int = 4
+    route_lead_extra: int = 64
+    route_hedge: RouteHedge | None = RouteHedge(ratio=0.5, lead=5, share=3, runners=2)
+    # schemas of one database: tables outside the leading schema at schema_prior of their score,
+    # then close runner-up schemas' best tables after the first places (schema_hedge.py)
+    schema_prior: float = 0.3
+    schema_hedge: RouteHedge | None = RouteHedge(ratio=0.5, lead=3, share=2, runners=3)
+    # families (table_families.py): places a numbered family / a structural family may take
+    family_slots: int | None = 1
+    family_named: int = 8
+    structure_slots: int | None = 2
+    # what a family is: at least family_min_members tables equal but for their numbers sharing
+    # family_column_overlap of their columns, or with the same structure_min_columns+ columns;
+    # a year span "from 2011 to 2020" names its years up to year_span_max of them
+    family_min_members: int = 3
+    family_column_overlap: float = 0.5
+    structure_min_columns: int = 4
+    year_span_max: int = 30
+    # value mentions (value_mentions.py): a clear mention's table moves after the first places
+    mention_lead: int | None = 5
+    mention_margin: float = 0.05
+    # budget: FK neighbours follow a kept table with this share of its score (declared keys;
+    # inferred keys at inferred_ratio, None: never); join-path completion (None: one database only)
+    neighbour_ratio: float = 0.5
+    inferred_ratio: float | None = None
+    join_paths: bool | None = None
+    join_path_hops: int = 3
+    # join graph costs (join_graph.py): a declared key costs 1, an inferred one
+    # 1 + inferred_edge_base + inferred_edge_penalty x (1 - confidence)
+    inferred_edge_base: float = 0.2
+    inferred_edge_penalty: float = 1.0
+    # what `adaptive=True` means, the table budget a caller gets by default, and the focuses
+    adaptive: AdaptiveBudget = AdaptiveBudget(confidence=0.5, min_tables=5, sure_margin=0.7)
+    table_budget: int = 15
+    default_columns: ColumnPolicy = ColumnPolicy()
+    compact_columns: ColumnPolicy = ColumnPolicy(
+        table_ratio=0.3, columns_by_rank=(6, 3, 1), column_ratio=0.55, rest_tables="all", context_share=0.3
+    )
+
+    def describe(self) -> dict[str, object]:
+        """The knobs as JSON-friendly values (reports carry the config they measured)."""
+        return asdict(self)
+
+
+SHIPPED = RankingConfig()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How one shipped value was chosen: on which data, by which command, what the folds chose, when.
+
+    ``data`` "unmeasured" marks a value no experiment checked (``note`` says why it is set so).
+    """
+
+    data: str
+    command: str = ""
+    folds: str = ""
+    date: str = ""
+    note: str = ""
+
+
+WAREHOUSE = "Spider 2.0-lite, 158 databases, leave-one-database-out"
+BIRD_UNION = "BIRD dev over BirdUnion, 11 databases, leave-one-database-out"
+BIRD_PER_DB = "BIRD dev per database, 11 databases, leave-one-database-out"
+
+
+def _warehouse(grid: str, folds: str, date: str, note: str = "") -> Provenance:
+    command = f"schemarag eval --warehouse DIR --cross-validate {grid}"
+    return Provenance(WAREHOUSE, command, folds, date, note)
+
+
+def _unmeasured(note: str) -> Provenance:
+    return Provenance("unmeasured", note=note)
+
+
+PROVENANCE: dict[str, Provenance] = {
+    "calibration": Provenance(
+        "BIRD dev per database and BirdUnion, leave-one-database-out",
+        "schemarag eval --cross-validate tables (w_dense, lexical_alone, cos_floor); "
+        "README 'Relevance score'",
+        "cos_floor / cos_full: percentiles of off-topic and paraphrase cosines per model",
+        "2026-11-23",
+        note="compound_weight 1: Spider 2.0-lite nontrivial CR@20 0.845 -> 0.861 held out; "
+        "abbreviation and acronym weights 0 (no fold chose them)",
+    ),
+    "second_weight": _unmeasured("two more agreeing chunks beat one lucky match; never gridded"),
+    "layer_prior": Provenance(
+        "checked, not fitted, on tests/fixtures/dbt_rank_questions.json",
+        "pytest tests/runtime/search/test_layer_prior.py",
+        note="consumer_first weights: layer_prior.CONSUMER_FIRST; docs/importing.md",
+    ),
+    "coverage_power": _warehouse(
+        "evidence", "158 of 158 pick 0.2 (held out CR@5 0.720 -> 0.744)", "2026-11-27"
+    ),
+    "coverage_floor": _unmeasured("a table holding none of the question's words keeps 0.05 ** 0.2 = 0.55"),
+    "name_boost": _warehouse("names", "150 of 158 pick 0.3 (7 pick 0.5)", "2026-11-26"),
+    "named_exempt": _warehouse("names", "no exemption chosen on all 158", "2026-11-26"),
+    "name_shortened": _warehouse("names", "on, chosen on all 158", "2026-11-26"),
+    "name_abbreviations": _warehouse("vocabulary", "158 of 158 pick on", "2026-11-26"),
+    "name_missing": _warehouse("vocabulary", "158 of 158 pick 1", "2026-11-26"),
+    "name_extended": _warehouse("evidence", "158 of 158 pick on", "2026-11-27"),
+    "route_coverage": Provenance(
+        BIRD_UNION,
+        "schemarag eval --union bird_union --cross-validate routing",
+        "11 of 11 pick 0.5",
+        "2026-11-24",
+    ),
+    "route_second_weight": _unmeasured("a database's second table counts half its best; never gridded"),
+    "route_lead_per_source": _unmeasured(
+        "routing reads the leading tables only (cost); enough for 80 databases"
+    ),
+    "route_lead_extra": _unmeasured("as route_lead_per_source"),
+    "route_hedge": Provenance(
+        BIRD_UNION,
+        "schemarag eval --union bird_union_schema --cross-validate hedging",
+        "6 of 11 folds and the all-11 choice (schema only)",
+        "2026-11-24",
+    ),
+    "schema_prior": _warehouse(
+        "schema_prior", "156 of 158 pick 0.3; 157 of 158 in `warehouse`", "2026-11-26"
+    ),
+    "schema_hedge": _warehouse("warehouse", "157 of 158 pick (0.5, 3, 2, 3)", "2026-11-26"),
+    "family_slots": _warehouse("warehouse", "157 of 158 pick 1", "2026-11-26"),
+    "family_named": _warehouse("warehouse", "157 of 158 pick 8 (one: 4)", "2026-11-26"),
+    "structure_slots": _warehouse("structures", "158 of 158 pick 2", "2026-11-27"),
+    "mention_lead": _warehouse("mentions", "157 of 158 pick 5", "2026-11-27"),
+    "mention_margin": _warehouse("mentions", "157 of 158 pick 0.05", "2026-11-27"),
+    "family_min_members": _unmeasured("two tables with a number are a pair, three a series (GSOD2014 ..)"),
+    "family_column_overlap": _unmeasured(
+        "members must share half their columns (address_1 / address_2 that differ are no family)"
+    ),
+    "structure_min_columns": _unmeasured(
+        "fewer shared columns (id, name, code) say nothing about what a table holds"
+    ),
+    "year_span_max": _unmeasured("a span longer than 30 years names no member in particular"),
+    "name_min_prefix": _unmeasured(
+        "four letters (indiv, stat) before a name word may abbreviate a question word"
+    ),
+    "name_min_extension": _unmeasured(
+        "three letters: a second word glued on, not an English ending (-s, -er, -ed)"
+    ),
+    "inferred_edge_base": _unmeasured("an inferred key always costs more than a declared one"),
+    "inferred_edge_penalty": _unmeasured("a low-confidence inferred key costs up to one more edge"),
+    "neighbour_ratio": _unmeasured(
+        "a declared neighbour follows with half its table's evidence; never gridded"
+    ),
+    "inferred_ratio": _warehouse("joins", "156 of 158 pick None (2 pick 0.9)", "2026-11-27"),
+    "join_paths": _warehouse(
+        "joins",
+        "156 of 158 pick completion (None: one database only; BIRD unions never chose it)",
+        "2026-11-27",
+    ),
+    "join_path_hops": _unmeasured(
+        "a bridge of at most two tables; longer paths rarely join a question's tables"
+    ),
+    "adaptive": Provenance(
+        BIRD_UNION,
+        "schemarag eval --union bird_union --cross-validate adaptive (max CR at <= 8 tables)",
+        "6 of 11 folds and the all-11 choice",
+        "2026-11-24",
+    ),
+    "table_budget": Provenance(BIRD_PER_DB, note="the budget every README quality figure is measured at"),
+    "default_columns": Provenance(
+        BIRD_PER_DB,
+        "schemarag eval --per-db --cross-validate columns",
+        "chosen before the size cap",
+        "2026-11-23",
+    ),
+    "compact_columns": Provenance(
+        BIRD_PER_DB,
+        "schemarag eval --per-db --budgets 15 --cross-validate columns (objective: max column SRR at "
+        "context ratio <= 0.30)",
+        "11 of 11 pick table_ratio 0.3 and the cap; 7 of 11 column_ratio 0.55",
+        "2026-11-24",
+    ),
+}
+
+
+def provenance_gaps() -> list[str]:
+    """Fields of :class:`RankingConfig` without a :data:`PROVENANCE` entry (should be none)."""
+    return [f.name for f in fields(RankingConfig) if f.name not in PROVENANCE]
+
+
+def focus_policies(config: RankingConfig = SHIPPED) -> dict[str, ColumnPolicy]:
+    """The column policies a caller can name (``focus``): ``default`` shows focused columns as
+    DDL with descriptions and no size cap; ``compact`` is at most 30 % of the full schema."""
+    return {"default": config.default_columns, "compact": config.compact_columns}
+
+
+def resolve_focus(focus: str | ColumnPolicy | None, config: RankingConfig = SHIPPED) -> ColumnPolicy | None:
+    """The :class:`ColumnPolicy` a focus name stands for (a policy passes through).
+
+    >>> resolve_focus("compact").context_share
+    0.3
+    >>> resolve_focus("compakt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    schemarag.runtime.core.errors.ConfigError: focus 'compakt' is not one of ...; did you mean 'compact'?
+    """
+    if focus is None or isinstance(focus, ColumnPolicy):
+        return focus
+    policies = focus_policies(config)
+    policy = policies.get(str(focus).lower())
+    if policy is None:
+        names = ", ".join(policies)
+        raise ConfigError(f"focus {focus!r} is not one of {names}{did_you_mean(str(focus), policies)}")
+    return policy
+
+
+def focus_name(policy: ColumnPolicy | None, config: RankingConfig = SHIPPED) -> str | None:
+    """The name under which ``policy`` is a focus ("custom" otherwise)."""
+    if policy is None:
+        return None
+    return next((k for k, v in focus_policies(config).items() if v == policy), "custom")
+
+
+def adaptive_knobs(adaptive: AdaptiveBudget | None) -> dict[str, object]:
+    """``confidence``, ``min_tables``, ``sure_margin`` as evaluation reports name them
+    (``confidence`` None: a fixed budget)."""
+    if adaptive is None:
+        return {"confidence": None, "min_tables": 1, "sure_margin": None}
+    return asdict(adaptive)
+
+
+@dataclass(frozen=True)
+class TableFocus:
+    """What a caller asked of the table ranking (``Retriever.search``'s ``table_budget``,
+    ``focus`` and ``adaptive``), carried as one value through the serving layers."""
+
+    table_budget: int | None = None
+    focus: str | None = None
+    adaptive: bool = False
+
+    @property
+    def requested(self) -> bool:
+        """Whether any of the three asks for the budgeted table ranking."""
+        return self.table_budget is not None or self.focus is not None or self.adaptive
+
+    def search_kwargs(self) -> dict[str, object]:
+        return {"table_budget": self.table_budget, "focus": self.focus, "adaptive": self.adaptive}
+
+
+# Named values as the rest of the code and the docs know them (all read from SHIPPED).
+DEFAULT_COLUMN_POLICY = SHIPPED.default_columns
+COMPACT_COLUMN_POLICY = SHIPPED.compact_columns
+ADAPTIVE_BUDGET = SHIPPED.adaptive
+DEFAULT_TABLE_BUDGET = SHIPPED.table_budget

@@ -1,0 +1,94 @@
+"""The path of a question's chunk scores to its focused tables: one pipeline of named stages.
+
+Read top to bottom, :data:`STAGES` is the whole ranking. Each stage is a function
+``stage(c: Candidates, config: RankingConfig) -> None`` over one
+:class:`~.candidates.Candidates` (a module of its own says why it exists and what it reads):
+
+1. ``evidence``     table scores from chunk relevance, times the dbt layer prior      (evidence)
+2. ``coverage``     score x coverage of the question's words, in one database         (evidence)
+3. ``name_boost``   a table the question names gets a constant added                  (evidence)
+4. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
+5. ``schema_order`` one database's leading schema first, runner-up schemas hedged     (routing)
+6. ``families``     numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)
+7. ``structures``   tables with the same columns take few places                      (reorder)
+8. ``twins``        a table exported twice takes one place                            (reorder)
+9. ``mentions``     a value the question names brings its table forward               (reorder)
+10. ``budget``      tables up to the budget, FK neighbours after the table they join  (budget)
+11. ``join_paths``  bridge tables that connect the kept ones                          (budget)
+12. ``columns``     what each kept table shows                                        (columns)
+13. ``shard_hints`` the shards a question's dates point into                          (columns)
+14. ``compact_cap`` a capped focus never larger than the default one                  (columns)
+
+:func:`rank` is the only entry: the retriever (every serving surface), ``eval``, its
+cross-validation and the warehouse grids all call it, with :data:`~.config.SHIPPED` or a
+``dataclasses.replace`` of it, so what is measured is what is served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.ranking import budget as budget_stages
+from schemarag.runtime.ranking import columns as column_stages
+from schemarag.runtime.ranking import evidence as evidence_stages
+from schemarag.runtime.ranking import reorder, routing
+from schemarag.runtime.ranking.candidates import Candidates, RankingRequest
+from schemarag.runtime.ranking.config import SHIPPED, RankingConfig
+from schemarag.runtime.search.results import TableRanking
+
+Stage = Callable[[Candidates, RankingConfig], None]
+
+STAGES: tuple[tuple[str, Stage], ...] = (
+    ("evidence", evidence_stages.evidence),
+    ("coverage", evidence_stages.coverage),
+    ("name_boost", evidence_stages.name_boost),
+    ("routing", routing.routing),
+    ("schema_order", routing.schema_order),
+    ("families", reorder.families),
+    ("structures", reorder.structures),
+    ("twins", reorder.twins),
+    ("mentions", reorder.mentions),
+    ("budget", budget_stages.budget),
+    ("join_paths", budget_stages.join_paths),
+    ("columns", column_stages.columns),
+    ("shard_hints", column_stages.shard_hints),
+    ("compact_cap", column_stages.compact_cap),
+)
+
+
+def rank(
+    art: IndexArtifact, rel: np.ndarray, ask: RankingRequest, config: RankingConfig = SHIPPED
+) -> TableRanking:
+    """The focused schema's tables for ``ask`` (at most ``ask.budget``) from the chunk
+    relevances ``rel`` of one index version ``art``, and what each table shows."""
+    c = Candidates.start(art, rel, ask)
+    for _, stage in STAGES:
+        stage(c, config)
+    assert c.ranking is not None
+    return c.ranking
+
+
+def neighbour_picks(ranking: TableRanking) -> list[str]:
+    """Kept tables that entered out of score order, as a foreign-key neighbour (or join-path
+    table) of a better-ranked kept table: the FK neighbours the ranking chose.
+
+    >>> r = TableRanking(tables=["a", "c", "b"], ranked=["a", "b", "c"])
+    >>> neighbour_picks(r)  # c was taken with a before b's turn
+    ['c']
+    """
+    picked: list[str] = []
+    seen: set[str] = set()
+    order = iter(ranking.ranked)
+    upcoming = next(order, None)
+    for table in ranking.tables:
+        while upcoming is not None and upcoming in seen:
+            upcoming = next(order, None)
+        if table == upcoming:
+            upcoming = next(order, None)
+        else:
+            picked.append(table)
+        seen.add(table)
+    return picked

@@ -1,0 +1,82 @@
+"""Stages 4-5: which database, then which schema, a question's tables come from.
+
+* :func:`routing`: in a union index (tables whose ``Table.database`` names their source), source
+  databases are ranked by their best tables times the square root of their *term coverage*
+  (:func:`~.evidence.source_coverage`), and the winning database's tables come first: a
+  question is about one database, and a focused schema mixing two is rarely answerable.
+  **Hedging** (``RankingConfig.route_hedge``): close runner-up databases get a few places
+  after the winner's best tables, so an uncertain routing does not spend a whole budget on
+  one large wrong database.
+* :func:`schema_order`: the same idea between the schemas of one database (BigQuery datasets,
+  Snowflake schemas; :mod:`~schemarag.runtime.search.schema_hedge`): tables outside the
+  leading schema rank at ``schema_prior`` of their score, then close runner-up schemas' best
+  tables follow the first places.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from schemarag.runtime.artifact.reader import IndexArtifact
+from schemarag.runtime.ranking.candidates import Candidates
+from schemarag.runtime.ranking.config import RankingConfig
+from schemarag.runtime.ranking.evidence import source_coverage
+from schemarag.runtime.search.group_scores import group_scores
+from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
+
+
+def routing(c: Candidates, config: RankingConfig) -> None:
+    """``c.order`` (the routed table order) and ``c.margin`` (how unsure the routing is)."""
+    cov = source_coverage(c.art, c.question, c.ask.calibration) if config.route_coverage > 0 else None
+    c.order, c.margin = route(c.art, c.scores, cov, config)
+
+
+def route(
+    art: IndexArtifact, scores: np.ndarray, coverage: np.ndarray | None, config: RankingConfig
+) -> tuple[np.ndarray, float]:
+    """``(order, margin)``: table indices best first (in a union, the best source database's
+    tables lead) and the runner-up database's routing score over the winner's (0 for a
+    single-source index)."""
+    names = art.table_names
+    by_score = np.lexsort((np.arange(len(names)), -scores))
+    src_ids, src_names = art.table_sources
+    if len(src_names) <= 1:
+        return by_score, 0.0
+    ordered_src = src_ids[by_score]
+    lead_n = min(len(ordered_src), config.route_lead_per_source * len(src_names) + config.route_lead_extra)
+    src_score = group_scores(
+        ordered_src[:lead_n], scores[by_score[:lead_n]], len(src_names), config.route_second_weight
+    )
+    if coverage is not None and config.route_coverage > 0:
+        src_score = src_score * np.maximum(coverage, 1e-6) ** config.route_coverage
+    src_order = np.lexsort((-np.arange(len(src_names)), -src_score))
+    top_src = int(src_order[0])
+    top_score = float(src_score[top_src])
+    margin = float(src_score[int(src_order[1])]) / top_score if top_score > 0 else 1.0
+    lead = by_score[ordered_src == top_src]
+    taken = ordered_src == top_src
+    hedge = config.route_hedge
+    runners: list[np.ndarray] = []
+    if hedge is not None and hedge.runners > 0:
+        for s in src_order[1 : 1 + hedge.runners].tolist():
+            if src_score[s] < hedge.ratio * src_score[top_src] or src_score[s] <= 0:
+                break
+            positions = np.flatnonzero(ordered_src == s)[: hedge.share]
+            runners.append(by_score[positions])
+            taken[positions] = True
+    if runners:
+        k = hedge.lead if hedge is not None else 0
+        lead = np.concatenate([lead[:k], *runners, lead[k:]])
+    return np.concatenate([lead, by_score[~taken]]), margin
+
+
+def schema_order(c: Candidates, config: RankingConfig) -> None:
+    """In one database of several schemas: the schema prior, then schema hedging."""
+    if not c.single or (config.schema_hedge is None and config.schema_prior >= 1.0):
+        return
+    schema_ids, schemas = table_schemas(c.art)
+    n, second = len(schemas), config.route_second_weight
+    order = schema_prior_order(c.order, c.scores, schema_ids, n, config.schema_prior, c.keep_score, second)
+    if config.schema_hedge is not None:
+        order = hedge_order(order, c.scores, schema_ids, n, config.schema_hedge, second)
+    c.order = order
