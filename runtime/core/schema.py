@@ -74,6 +74,34 @@ def check_type_text(value: str) -> str:
     return value
 
 
+# C0 and C1 controls, DEL, NUL and the Unicode line/paragraph separators: each can end a line
+# comment (``-- shard note``), split a doc heading (``# Table: ...``) or a prompt line, so a
+# name holding one could turn data into prompt or DDL text (issue 39). Names are refused, never
+# escaped: one rule at the door instead of one escape per renderer.
+_NAME_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def control_character(name: str) -> str | None:
+    """``U+XXXX`` of the first control character in ``name``, else None.
+
+    >>> control_character("ev\\r); DROP TABLE users; --"), control_character("orders")
+    ('U+000D', None)
+    """
+    found = _NAME_CONTROL.search(name)
+    return f"U+{ord(found.group()):04X}" if found else None
+
+
+def check_name_text(value: str) -> str:
+    """``value`` if it holds no control character (see :func:`control_character`), else raise."""
+    code = control_character(value)
+    if code:
+        raise ValueError(
+            f"name {value!r} contains the control character {code}, which could end a comment or a "
+            "line where the name is rendered; rename it (control characters are not allowed in names)"
+        )
+    return value
+
+
 # A warehouse repeats a few dozen type strings across 100,000 columns: check each once (a failed
 # check raises, and exceptions are not cached, so a bad type is reported every time).
 _checked_type = lru_cache(maxsize=4096)(check_type_text)
@@ -96,6 +124,8 @@ class ForeignKey(BaseModel):
     # budget on an inferred edge only below a declared one. Left out when unset.
     confidence: float | None = Field(default=None, ge=0.0, le=1.0, exclude_if=lambda v: v is None)
 
+    _names = field_validator("table", "column")(check_name_text)
+
 
 class Column(BaseModel):
     """One column. ``sample_values`` and ``stats`` come from imports or live snapshots."""
@@ -116,6 +146,8 @@ class Column(BaseModel):
     @classmethod
     def _type_text(cls, value: str) -> str:
         return _checked_type(value)
+
+    _name = field_validator("name")(check_name_text)
 
 
 class ShardRange(BaseModel):
@@ -168,6 +200,8 @@ class Table(BaseModel):
     # staging, source): the ranking's layer prior reads it (runtime.search.layer_prior).
     layer: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
+    _name = field_validator("name")(check_name_text)
+
     @model_validator(mode="after")
     def _unique_columns(self) -> Table:
         seen: set[str] = set()
@@ -208,6 +242,8 @@ class Database(BaseModel):
     tables: list[Table] = Field(min_length=1)
     schema_version: str | None = None
     tenant: str | None = None
+
+    _name = field_validator("name")(check_name_text)
 
     @model_validator(mode="after")
     def _check_references(self) -> Database:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from schemarag.runtime.core.paths import data_dir
+from schemarag.tools.importers.limits import add_limit_flags, limits_from_args
 
 FLAVOURS: dict[str, str] = {
     "bird": "a BIRD tables.json (+ column descriptions and metadata) as schemas and docs",
@@ -111,6 +112,7 @@ def _dbt(parser: argparse.ArgumentParser) -> None:
         help="custom schemas as dbt names them: prefixed = <target>_<custom> (dbt's default), custom = "
         "as written, project = run the project's generate_schema_name macro if it has one (default)",
     )
+    add_limit_flags(parser)
 
 
 def _catalog(parser: argparse.ArgumentParser) -> None:
@@ -134,6 +136,7 @@ def _catalog(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep date/number-sharded tables (events_20240101, ...) separate instead of one events_*",
     )
+    add_limit_flags(parser)
 
 
 _OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
@@ -168,6 +171,7 @@ def _import_dbt(args: argparse.Namespace, out: Path):
         target_schema=args.target_schema,
         target_database=args.target_database,
         schema_mode=args.schema_mode,
+        limits=limits_from_args(args),
     )
 
 
@@ -182,6 +186,7 @@ def _import_catalog(args: argparse.Namespace, out: Path):
         foreign_keys=args.foreign_keys,
         dialect=args.dialect,
         collapse_shards=not args.no_collapse_shards,
+        limits=limits_from_args(args),
     )
 
 

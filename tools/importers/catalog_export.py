@@ -32,7 +32,15 @@ from pathlib import Path
 
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.names import check_name
-from schemarag.runtime.core.schema import SUPPORTED_DIALECTS, Column, Database, ForeignKey, ShardRange, Table
+from schemarag.runtime.core.schema import (
+    SUPPORTED_DIALECTS,
+    Column,
+    Database,
+    ForeignKey,
+    ShardRange,
+    Table,
+    control_character,
+)
 from schemarag.tools.importers.catalog_headers import (
     COLUMN_HEADERS,
     KEY_HEADERS,
@@ -47,6 +55,7 @@ from schemarag.tools.importers.catalog_headers import (
 from schemarag.tools.importers.column_types import safe_type
 from schemarag.tools.importers.export_parts import export_parts
 from schemarag.tools.importers.export_reader import Batch, read_batches
+from schemarag.tools.importers.limits import DEFAULT_LIMITS, ImportLimits, Warnings
 from schemarag.tools.importers.shards import find_families
 from schemarag.tools.importers.writer import ImportReport, write_database
 
@@ -66,13 +75,34 @@ class _Table:
     shards: ShardRange | None = None
 
 
-def _rows(paths: list[Path], headers: dict[str, tuple[str, ...]], required: tuple[str, ...]) -> Iterator:
-    """``(where, {canonical: value})`` per row of every part; ``where`` is ``file: row N``."""
-    for path, start, cols in read_batches(paths, headers):
+def _rows(
+    paths: list[Path],
+    headers: dict[str, tuple[str, ...]],
+    required: tuple[str, ...],
+    limits: ImportLimits,
+    warnings: list[str],
+) -> Iterator:
+    """``(where, {canonical: value})`` per row of every part; ``where`` is ``file: row N``.
+
+    A value over ``limits.field_bytes`` characters: a description is cut there (one warning), a
+    row whose name is that long is skipped (one warning): no real catalog holds either."""
+    cap = limits.field_bytes
+    for path, start, cols in read_batches(paths, headers, limits):
         _require(path, cols, required, headers)
         names = list(cols)
         for i, values in enumerate(zip(*(cols[n] for n in names), strict=True)):
-            yield f"{path}: row {start + i}", {n: _text(n, v) for n, v in zip(names, values, strict=True)}
+            where = f"{path}: row {start + i}"
+            row = {n: _text(n, v) for n, v in zip(names, values, strict=True)}
+            long = [n for n, v in row.items() if len(v) > cap]
+            if long and any(n in _VERBATIM for n in long):
+                warnings.append(
+                    f"{where}: a name is over {cap:,} characters; row skipped (--max-field-bytes)"
+                )
+                continue
+            for n in long:
+                warnings.append(f"{where}: {n} is over {cap:,} characters; cut there (--max-field-bytes)")
+                row[n] = row[n][:cap]
+            yield where, row
 
 
 # Names are kept exactly as exported: BigQuery holds both ``accident_2015`` and `` accident_2015``
@@ -121,18 +151,27 @@ def _skipped(row: dict[str, str]) -> bool:
     return row.get("table_schema", "").lower() in SYSTEM_SCHEMAS or bool(row.get("deleted"))
 
 
-def _read_columns(paths: list[Path], tables: dict[Key, _Table], warnings: list[str]) -> int:
+def _read_columns(
+    paths: list[Path], tables: dict[Key, _Table], warnings: list[str], limits: ImportLimits
+) -> int:
     """Columns into ``tables``; returns the number of raw relations seen."""
-    for where, row in _rows(paths, COLUMN_HEADERS, ("table_name", "column_name")):
+    seen_refused: set[str] = set()
+    for where, row in _rows(paths, COLUMN_HEADERS, ("table_name", "column_name"), limits, warnings):
         if not row["table_name"] or not row["column_name"]:
             warnings.append(f"{where}: empty table or column name; row skipped")
             continue
         if _skipped(row):
             continue
         key = _key(row)
-        t = tables.setdefault(key, _Table(key))
         column = row["column_name"]
         label = f"{'.'.join(filter(None, key))}.{column}"
+        refused = _control_name(key, column)
+        if refused:
+            if refused not in seen_refused:  # one warning per name, not one per column row
+                seen_refused.add(refused)
+                warnings.append(f"{where}: {refused}")
+            continue
+        t = tables.setdefault(key, _Table(key))
         if column.lower() in t.columns:
             warnings.append(f"{where}: column {label} listed twice (names differ only by case?); first kept")
             continue
@@ -148,6 +187,19 @@ def _read_columns(paths: list[Path], tables: dict[Key, _Table], warnings: list[s
     return len(tables)
 
 
+def _control_name(key: Key, column: str) -> str:
+    """Why a name of this row is refused (a control character; SECURITY.md, "Names"), or ""."""
+    for what, name in (("catalog", key[0]), ("schema", key[1]), ("table", key[2])):
+        code = control_character(name)
+        if code:
+            return f"{what} {name!r} contains the control character {code}; the table is skipped"
+    code = control_character(column)
+    if code:
+        table = ".".join(filter(None, key))
+        return f"column {column!r} of {table!r} contains the control character {code}; skipped"
+    return ""
+
+
 def _match(tables: dict[Key, _Table], row: dict[str, str]) -> list[_Table]:
     """The tables a TABLES row describes: exact key, or every catalog when the row has none."""
     key = _key(row)
@@ -158,8 +210,10 @@ def _match(tables: dict[Key, _Table], row: dict[str, str]) -> list[_Table]:
     return [t for k, t in tables.items() if k[1:] == key[1:]]
 
 
-def _read_tables(paths: list[Path], tables: dict[Key, _Table]) -> None:
-    for _where, row in _rows(paths, TABLE_HEADERS, ("table_name",)):
+def _read_tables(
+    paths: list[Path], tables: dict[Key, _Table], limits: ImportLimits, warnings: list[str]
+) -> None:
+    for _where, row in _rows(paths, TABLE_HEADERS, ("table_name",), limits, warnings):
         if _skipped(row):
             continue
         option = row.get("option_name", "").lower()
@@ -174,10 +228,10 @@ def _read_tables(paths: list[Path], tables: dict[Key, _Table]) -> None:
 
 
 def _read_keys(
-    paths: list[Path], tables: dict[Key, _Table], warnings: list[str]
+    paths: list[Path], tables: dict[Key, _Table], warnings: list[str], limits: ImportLimits
 ) -> list[tuple[Key, str, Key, str]]:
     out = []
-    for where, row in _rows(paths, KEY_HEADERS, ("table_name", "column_name")):
+    for where, row in _rows(paths, KEY_HEADERS, ("table_name", "column_name"), limits, warnings):
         column = row["column_name"]
         found = _match(tables, row)
         t = found[0] if len(found) == 1 else None
@@ -278,29 +332,31 @@ def import_catalog_export(
     foreign_keys: str | Path | None = None,
     dialect: str = "postgres",
     collapse_shards: bool = True,
+    limits: ImportLimits = DEFAULT_LIMITS,
 ) -> ImportReport:
     """Import one warehouse catalog export as the datasource ``database``.
 
     ``columns``, ``tables`` and ``foreign_keys`` each name a file, a folder of parts or a glob
-    (:func:`~schemarag.tools.importers.export_parts.export_parts`)."""
+    (:func:`~schemarag.tools.importers.export_parts.export_parts`); every read is bounded by
+    ``limits`` (:mod:`.limits`), and repeated warnings collapse into one line with a count."""
     check_name(database, "database")
     if dialect not in SUPPORTED_DIALECTS:
         raise ImportFormatError(
             f"--dialect {dialect!r} is not supported; use one of {', '.join(SUPPORTED_DIALECTS)} "
             "(for Databricks or Redshift exports: postgres)"
         )
-    report = ImportReport()
+    report = ImportReport(warnings=Warnings(limits))
     found: dict[Key, _Table] = {}
     column_parts = export_parts(str(columns), report.warnings, "--columns")
-    report.raw_tables = _read_columns(column_parts, found, report.warnings)
+    report.raw_tables = _read_columns(column_parts, found, report.warnings, limits)
     if not found:
         raise ImportFormatError(f"{columns}: no columns outside system schemas; nothing to import")
     if tables is not None:
-        _read_tables(export_parts(str(tables), report.warnings, "--tables"), found)
+        _read_tables(export_parts(str(tables), report.warnings, "--tables"), found, limits, report.warnings)
     keys = []
     if foreign_keys is not None:
         keys = _read_keys(
-            export_parts(str(foreign_keys), report.warnings, "--foreign-keys"), found, report.warnings
+            export_parts(str(foreign_keys), report.warnings, "--foreign-keys"), found, report.warnings, limits
         )
     names = relation_names(list(found))
     moved = _collapse(found, names, dialect) if collapse_shards else {}

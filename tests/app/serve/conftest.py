@@ -35,6 +35,10 @@ def keyed(serve_artifacts: Path, tmp_path_factory: pytest.TempPathFactory) -> It
 def unkeyed(serve_artifacts: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The server without keys: open, loopback only, default namespace."""
     log = tmp_path_factory.mktemp("logs") / "unkeyed.log"
-    server = start_server(serve_artifacts, log, {"SCHEMARAG_SERVE_MAX_BODY_BYTES": "4096"})
+    server = start_server(
+        serve_artifacts,
+        log,
+        {"SCHEMARAG_SERVE_MAX_BODY_BYTES": "4096", "SCHEMARAG_SERVE_HEADER_TIMEOUT": "2"},
+    )
     yield server
     assert server.stop() == 0, log.read_text()

@@ -4,8 +4,8 @@ test modules can import them by a name no other test folder uses)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -41,40 +41,38 @@ class Server:
         return self.proc.returncode
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+_URL = re.compile(rb"on (http://\S+?:\d+) ")
 
 
-def start_server(artifacts: Path, log: Path, env: dict[str, str] | None = None, *extra: str) -> Server:
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "schemarag",
-        "serve",
-        "--artifacts",
-        str(artifacts),
-        "--port",
-        str(port),
-        *extra,
-    ]
+def start_server(
+    artifacts: Path, log: Path, env: dict[str, str] | None = None, *extra: str, host: str = "127.0.0.1"
+) -> Server:
+    """``schemarag serve`` on ``--port 0``: the kernel picks a free port when the server binds, and
+    the URL is read from the line the server prints after binding, so no other process can take
+    the port between choosing and binding it (a probed-then-released port could be)."""
+    cmd = [sys.executable, "-m", "schemarag", "serve", "--artifacts", str(artifacts), "--port", "0",
+           "--host", host, *extra]  # fmt: skip
     full_env = {**os.environ, "SCHEMARAG_SERVE_REFRESH_SECONDS": "0.2", **(env or {})}
     fh = log.open("wb")
     proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=full_env)
-    server = Server(f"http://127.0.0.1:{port}", proc, artifacts, log)
+    server: Server | None = None
     deadline = time.monotonic() + 300  # the machine may be busy: model load + imports
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"server exited {proc.returncode}: {log.read_text()}")
-        try:
-            if httpx.get(f"{server.base}/readyz", timeout=5).status_code == 200:
-                return server
-        except httpx.TransportError:
-            pass
+        if server is None:
+            found = _URL.search(log.read_bytes())
+            if found:
+                server = Server(found.group(1).decode(), proc, artifacts, log)
+        else:
+            try:
+                if httpx.get(f"{server.base}/readyz", timeout=5).status_code == 200:
+                    return server
+            except httpx.TransportError:
+                pass
         time.sleep(0.3)
-    server.stop()
+    proc.kill()
+    proc.wait()
     raise AssertionError(f"server not ready: {log.read_text()}")
 
 

@@ -112,7 +112,7 @@ def test_mcp_get_schema_and_validate_sql_use_relation_names(dbt_warehouse_index)
 
 
 def test_http_schema_uses_relation_names(dbt_warehouse_index, tmp_path):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "runtime" / "serve"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "app" / "serve"))
     from server_support import start_server  # the serve tests' real-process helper
 
     server = start_server(dbt_warehouse_index.artifacts, tmp_path / "server.log")

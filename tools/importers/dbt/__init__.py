@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.names import check_name
@@ -25,6 +26,7 @@ from schemarag.tools.importers.dbt.jinja_env import MODEL_SCHEMA, SOURCE_SCHEMA,
 from schemarag.tools.importers.dbt.models import resolve_models
 from schemarag.tools.importers.dbt.naming import SCHEMA_MODES, Naming, target_from_profile
 from schemarag.tools.importers.dbt.project import read_project
+from schemarag.tools.importers.limits import DEFAULT_LIMITS, ImportLimits, use_limits
 from schemarag.tools.importers.writer import ImportReport, write_database
 
 log = logging.getLogger(__name__)
@@ -81,6 +83,19 @@ def import_dbt(
     project: Path,
     out: Path,
     *,
+    limits: ImportLimits = DEFAULT_LIMITS,
+    **options: Any,
+) -> DbtImportReport:
+    """:func:`_import_dbt` under ``limits`` (:mod:`~schemarag.tools.importers.limits`): the YAML
+    readers and the Jinja sandbox deep inside read them from the import's context."""
+    with use_limits(limits):
+        return _import_dbt(project, out, limits=limits, **options)
+
+
+def _import_dbt(
+    project: Path,
+    out: Path,
+    *,
     name: str | None = None,
     dialect: str | None = None,
     manifest: Path | None = None,
@@ -88,6 +103,7 @@ def import_dbt(
     target_schema: str | None = None,
     target_database: str | None = None,
     schema_mode: str | None = None,
+    limits: ImportLimits = DEFAULT_LIMITS,
 ) -> DbtImportReport:
     """Import one dbt project as one datasource (named after the project unless ``name``).
 
@@ -102,7 +118,7 @@ def import_dbt(
     if manifest is not None:
         from schemarag.tools.importers.dbt.manifest import read_manifest
 
-        read = read_manifest(manifest, catalog, report.warnings)
+        read = read_manifest(manifest, catalog, report.warnings, limits)
         relations, project_name = read.relations, read.project
         dialect = dialect or _ADAPTER_DIALECTS.get(read.adapter, "postgres")
         env = DbtJinja({}, read.sources, {}, dialect)

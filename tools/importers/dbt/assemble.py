@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table
+from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table, control_character
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,21 @@ def _column(spec: ColumnSpec, key: set[str], fk: ForeignKey | None) -> Column:
         stats={"sample_complete": True} if spec.accepted_values and not spec.pii else {},
         pii=spec.pii,
     )
+
+
+def _drop_control_names(rel: RelationSpec, warnings: list[str]) -> list[ColumnSpec]:
+    """The columns of ``rel`` without those whose name holds a control character (one warning each)."""
+    kept = []
+    for spec in rel.columns:
+        code = control_character(spec.name)
+        if code:
+            warnings.append(
+                f"{rel.yml_file or rel.sql_path}: column {spec.name!r} of {rel.name!r} contains the "
+                f"control character {code}; skipped"
+            )
+        else:
+            kept.append(spec)
+    return kept
 
 
 def _dedupe_columns(rel: RelationSpec, warnings: list[str]) -> list[ColumnSpec]:
@@ -146,9 +161,16 @@ def to_database(
         if rel.node.lower() in by_node or rel.name.lower() in names:
             warnings.append(f"{rel.yml_file}: {rel.kind} {rel.name!r} defined twice; first kept")
             continue
+        where = rel.sql_path or rel.yml_file or rel.name
+        code = control_character(rel.name)
+        if code:  # SECURITY.md, "Names": refused where it enters, so no renderer ever sees it
+            warnings.append(
+                f"{where}: {rel.kind} {rel.name!r} contains the control character {code}; skipped"
+            )
+            continue
+        rel.columns = _drop_control_names(rel, warnings)
         rel.columns = _dedupe_columns(rel, warnings)
         if not rel.columns:
-            where = rel.sql_path or rel.yml_file or rel.name
             warnings.append(
                 f"{where}: {rel.kind} {rel.node!r} has no known columns (none in yml, SQL "
                 "not readable); skipped"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,7 +35,9 @@ from typing import Any
 
 from jinja2 import StrictUndefined, nodes
 from jinja2.exceptions import TemplateError, UndefinedError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.sandbox import SandboxedEnvironment, safe_range
+
+from schemarag.tools.importers.limits import ImportLimits, active_limits
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +108,82 @@ class _Macro:
             return ret.value
 
 
+class _Budget:
+    """What one render may still spend: loop iterations and calls, and time (issue 39: nested
+    ``range(100000)`` loops hung the import). Checked at every call the template makes and every
+    ``range`` step, so a render that neither calls nor loops is bounded by its own text."""
+
+    def __init__(self, limits: ImportLimits) -> None:
+        self.limits = limits
+        self.steps = 0
+        self.deadline = time.monotonic() + limits.jinja_seconds
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > self.limits.jinja_iterations:
+            raise RenderError(
+                f"render bound: over {self.limits.jinja_iterations:,} loop iterations and calls "
+                "(--max-jinja-iterations); kept unrendered"
+            )
+        if self.steps % 256 == 0 and time.monotonic() > self.deadline:
+            raise RenderError(
+                f"render bound: over {self.limits.jinja_seconds} s (--max-jinja-seconds); kept unrendered"
+            )
+
+
+class _BoundedSandbox(SandboxedEnvironment):
+    """Jinja's sandbox (no attribute or method escapes) plus bounds on what a render can cost:
+    ``*`` and ``**`` that would build a value over the output bound are refused before they
+    allocate (``'x' * 3000000000`` was a MemoryError), ``center`` likewise, every call and
+    ``range`` step spends the render's :class:`_Budget`, and the output is measured as it streams."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.budget: _Budget | None = None
+        self.globals["range"] = self._range
+        center = self.filters["center"]
+        self.filters["center"] = lambda value, width=80: center(value, self._width(width))
+
+    def spend(self) -> None:
+        if self.budget is None:
+            self.budget = _Budget(active_limits())
+        self.budget.tick()
+
+    def _cap(self) -> int:
+        return (self.budget.limits if self.budget else active_limits()).jinja_output_bytes
+
+    def _width(self, width: Any) -> Any:
+        if isinstance(width, int) and width > self._cap():
+            raise RenderError(
+                f"render bound: center({width:,}) is over {self._cap():,} (--max-jinja-output-bytes)"
+            )
+        return width
+
+    def _range(self, *args: Any) -> Any:
+        for value in safe_range(*args):  # Jinja's own cap on one range (100,000 items)
+            self.spend()
+            yield value
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                sized = isinstance(seq, (str, bytes, list, tuple)) and isinstance(times, int)
+                if sized and len(seq) * times > self._cap():
+                    raise RenderError(
+                        f"render bound: a value of {len(seq) * times:,} items is over {self._cap():,} "
+                        "(--max-jinja-output-bytes); kept unrendered"
+                    )
+        if operator == "**" and isinstance(right, int) and right > 4096:
+            raise RenderError(f"render bound: ** {right:,} (an exponent over 4,096); kept unrendered")
+        return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        __self.spend()
+        return super().call(__context, __obj, *args, **kwargs)
+
+
 class DbtJinja:
     """One sandboxed environment per import; ``render_sql`` records what a model reads.
 
@@ -130,7 +209,7 @@ class DbtJinja:
         self.docs = docs
         self.calls = Calls()
         self.target = target or Target(type=dialect)
-        self.env = SandboxedEnvironment(undefined=StrictUndefined, extensions=["jinja2.ext.do"])
+        self.env = _BoundedSandbox(undefined=StrictUndefined, extensions=["jinja2.ext.do"])
         self.env.globals.update(
             ref=self._ref,
             source=self._source,
@@ -235,9 +314,30 @@ class DbtJinja:
 
     # --- rendering ---------------------------------------------------------------------------
     def render(self, text: str, **context: Any) -> str:
-        """Render any project text (SQL, a description, a test's ``to:``)."""
+        """Render any project text (SQL, a description, a test's ``to:``), within the import's
+        Jinja bounds (:class:`_Budget`; the output is measured as it streams)."""
+        outer = self.env.budget is None  # var() renders inside a render: one budget for both
+        if outer:
+            self.env.budget = _Budget(active_limits())
         try:
-            return self.env.from_string(text).render(**context)
+            return self._render(text, **context)
+        finally:
+            if outer:
+                self.env.budget = None
+
+    def _render(self, text: str, **context: Any) -> str:
+        cap = self.env._cap()
+        try:
+            parts: list[str] = []
+            size = 0
+            for piece in self.env.from_string(text).generate(**context):
+                size += len(piece)
+                if size > cap:
+                    raise RenderError(
+                        f"render bound: output over {cap:,} characters (--max-jinja-output-bytes)"
+                    )
+                parts.append(piece)
+            return "".join(parts)
         except UndefinedError as exc:
             raise RenderError(f"{exc} (a package macro or adapter call this importer cannot run)") from None
         except _Return as ret:

@@ -18,17 +18,25 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.core.errors import ImportFormatError
+from schemarag.runtime.core.json_limits import json_depth
 from schemarag.tools.importers.dbt.layers import layer_of
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec, is_pii
+from schemarag.tools.importers.limits import DEFAULT_LIMITS, ImportLimits
 
 log = logging.getLogger(__name__)
 
 _KINDS = {"model", "seed", "snapshot"}
 
 
-def _load(path: Path, what: str) -> dict[str, Any]:
+def _load(path: Path, what: str, limits: ImportLimits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """The JSON object in ``path``; its nesting is measured first, without recursion (a manifest
+    nested 200,000 deep was a RecursionError traceback: issue 39), against ``limits.depth``."""
     try:
-        data = json.loads(path.read_bytes())
+        raw = path.read_bytes()
+        depth = json_depth(raw)
+        if depth > limits.depth:
+            raise limits.exceeded(path, "depth", f"the JSON nesting ({depth:,} levels)")
+        data = json.loads(raw)
     except FileNotFoundError:
         raise ImportFormatError(
             f"{path}: {what} not found; run `dbt compile` / `dbt docs generate`"
@@ -132,10 +140,12 @@ def _as_expression(uid: str, nodes: dict[str, Any]) -> str:
     return f"ref({node.get('name') or uid.rsplit('.', 1)[-1]!r})"
 
 
-def read_manifest(manifest: Path, catalog: Path | None, warnings: list[str]) -> ManifestRead:
+def read_manifest(
+    manifest: Path, catalog: Path | None, warnings: list[str], limits: ImportLimits = DEFAULT_LIMITS
+) -> ManifestRead:
     """The compiled project: enabled nodes with dbt's own relation names, materializations and
     configs; exposures, semantic models and metrics for documentation."""
-    data = _load(manifest, "manifest.json")
+    data = _load(manifest, "manifest.json", limits)
     if "nodes" not in data:
         raise ImportFormatError(f"{manifest}: no 'nodes'; this is not a dbt manifest.json")
     nodes = {**(data.get("nodes") or {}), **(data.get("sources") or {})}
@@ -185,7 +195,7 @@ def read_manifest(manifest: Path, catalog: Path | None, warnings: list[str]) -> 
             "any are skipped; run `dbt docs generate` and pass --catalog target/catalog.json"
         )
     else:
-        cat = _load(catalog, "catalog.json")
+        cat = _load(catalog, "catalog.json", limits)
         for uid, entry in {**(cat.get("nodes") or {}), **(cat.get("sources") or {})}.items():
             if uid in relations and isinstance(entry, dict):
                 _apply_catalog(relations[uid], entry)

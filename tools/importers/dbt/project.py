@@ -32,6 +32,7 @@ from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.tools.importers.dbt.jinja_env import docs_blocks
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec, is_pii
 from schemarag.tools.importers.dbt.walk import ProjectWalker
+from schemarag.tools.importers.limits import ImportLimitError, ImportLimits, active_limits
 
 log = logging.getLogger(__name__)
 
@@ -100,12 +101,52 @@ def _read_text(path: Path, warnings: list[str]) -> str | None:
         return None
 
 
+def expanded_nodes(data: Any, source: object, limits: ImportLimits | None = None) -> int:
+    """How many nodes ``data`` has once every alias is expanded, counted without expanding.
+
+    A safe loader builds an alias as a second reference to the same object, so loading a 1 KB
+    alias bomb is cheap; what explodes is whoever walks or prints it (``{{ var('i') }}``
+    rendered 10^9 nodes: issue 39). Sizes are memoised per object, so this is linear in the
+    objects loaded, iterative (no recursion on deep nesting), and stops at ``limits.yaml_nodes``
+    or ``limits.depth``; a structure that contains itself expands forever and is refused too."""
+    limits = limits or active_limits()
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool, int]] = [(data, False, 0)]
+    while stack:
+        obj, done, depth = stack.pop()
+        children = [*obj.keys(), *obj.values()] if isinstance(obj, dict) else obj
+        if done:
+            total = 1 + sum(sizes.get(id(c), 1) for c in children)
+            if total > limits.yaml_nodes:
+                raise limits.exceeded(source, "yaml_nodes", "the YAML once its aliases are expanded")
+            sizes[id(obj)] = total
+            on_path.discard(id(obj))
+            continue
+        if id(obj) in sizes:
+            continue
+        if depth > limits.depth:
+            raise limits.exceeded(source, "depth", "the YAML nesting")
+        on_path.add(id(obj))
+        stack.append((obj, True, depth))
+        for child in children:
+            if isinstance(child, (list, dict)) and id(child) not in sizes:
+                if id(child) in on_path:
+                    raise ImportLimitError(
+                        f"{source}: a YAML alias refers to itself (expands forever); remove it"
+                    )
+                stack.append((child, False, depth + 1))
+    return sizes.get(id(data), 1)
+
+
 def _load_yaml(path: Path, warnings: list[str]) -> Any:
     text = _read_text(path, warnings)
     if text is None:
         return None
     try:
-        return yaml.load(text, Loader=_YAML_LOADER)  # a safe loader, as dbt reads ymls
+        data = yaml.load(text, Loader=_YAML_LOADER)  # a safe loader, as dbt reads ymls
+        expanded_nodes(data, path)  # an alias bomb: one line, before anything walks it
+        return data
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

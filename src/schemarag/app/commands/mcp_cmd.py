@@ -41,5 +41,5 @@ def run(args: argparse.Namespace) -> int:
             return await anyio.to_thread.run_sync(functools.partial(fn, *a))
 
     service.warm([tenant])
-    build_mcp(service, call, Principal(tenant), max_question_chars=settings.max_question_chars).run("stdio")
+    build_mcp(service, call, Principal(tenant), limits=settings).run("stdio")
     return 0

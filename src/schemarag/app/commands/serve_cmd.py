@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from schemarag.app.serve.keys import KeyStore
+    from schemarag.app.serve.protocol import HeaderTimeoutProtocol
     from schemarag.app.serve.settings import ServeSettings
 
     settings = ServeSettings.load(
@@ -114,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         "log_level": "warning",
         "timeout_graceful_shutdown": int(settings.request_timeout) + 5,
         "server_header": False,
+        # closes a connection whose request head is not complete in SCHEMARAG_SERVE_HEADER_TIMEOUT s
+        "http": HeaderTimeoutProtocol,
     }
     try:
         if settings.workers > 1:

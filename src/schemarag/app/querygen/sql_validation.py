@@ -15,7 +15,9 @@ order, each cheaper than the next and each stopping the pipeline when it fails:
    assignments such as ``@a := 1`` are not) and every function is a reviewed side-effect-free one
    for the dialect, so an unknown function such as ``pg_sleep_for`` or ``lo_put`` is rejected by
    name, never merely warned about;
-5. every table and column exists (tables directly; columns through sqlglot's ``qualify``, which
+5. every FROM/JOIN target is a table, CTE, subquery or reviewed row generator, never a stage, a
+   table function naming what it reads or a placeholder (:mod:`.relations`); every table and
+   column exists (tables directly; columns through sqlglot's ``qualify``, which
    resolves aliases, CTEs and subqueries, for trees small enough to qualify quickly);
 6. it binds in DuckDB against empty tables created from the schema (:mod:`.duckdb_bind`), on a
    connection that cannot reach files, the network or the extension repository.
@@ -137,6 +139,11 @@ def validate_sql(
 def _check(sql: str, tree: Any, db: Database, limits: SQLLimits, report: ValidationReport) -> None:
     """Checks 3-5 of the module docstring, appending to ``report``."""
     report.errors.extend(read_only_errors(tree, db.dialect))
+    if report.errors:
+        return
+    from schemarag.app.querygen.relations import relation_errors
+
+    report.errors.extend(relation_errors(tree, db.dialect))  # stages, table functions, placeholders
     if report.errors:
         return
     from schemarag.app.querygen.qualified_names import fold_qualified_tables

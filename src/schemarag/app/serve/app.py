@@ -40,7 +40,7 @@ def _mount_mcp(app: FastAPI, state: ServerState) -> contextlib.AbstractAsyncCont
     from schemarag.app.serve.mcp_tools import build_mcp
 
     s = state.settings
-    mcp = build_mcp(state.service, state.call, ANONYMOUS, max_question_chars=s.max_question_chars)
+    mcp = build_mcp(state.service, state.call, ANONYMOUS, limits=s)
     if s.loopback:  # DNS-rebinding protection: a browser page must not reach a local server
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,

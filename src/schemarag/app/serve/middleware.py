@@ -117,6 +117,8 @@ class ServeMiddleware:
                     )  # fmt: skip
                     return
             state["principal"] = principal
+            if path == "/readyz":  # public, but its details name every tenant's databases
+                state["operator"] = self._operator(headers, scope) is not None
             if not public(path) and path != "/metrics":
                 if self.inflight >= self.max_inflight:
                     metrics.REJECTED.labels("concurrency").inc()
@@ -135,6 +137,14 @@ class ServeMiddleware:
             if length is not None and (not length.isdigit() or int(length) > self.max_body):
                 await self._too_large(send_wrapped, rid)
                 return
+            if "transfer-encoding" in headers:
+                # chunked: no length to check up front, and a route that parses the body (FastAPI)
+                # turns an exception raised while reading into 400, so read it here, bounded
+                buffered = await self._read_bounded(receive)
+                if buffered is None:
+                    await self._too_large(send_wrapped, rid)
+                    return
+                receive = self._replay(buffered, receive)
             try:
                 await self.app(scope, self._limited(receive), send_wrapped)
             except BodyTooLargeError:
@@ -147,15 +157,45 @@ class ServeMiddleware:
             self._record(scope, path, status_box[0], start, size_box[0], rid, principal, log_extra)
 
     def _authorise(self, headers: dict[str, str], path: str, scope: Scope):
-        key = bearer_key(headers.get("authorization"), headers.get("x-api-key"))
-        principal = self.keys.tenant_for(key) if self.keys else ANONYMOUS
         if path == "/metrics":
             # labels name every tenant's databases: loopback scrapers or default-namespace keys only
-            client = (scope.get("client") or ("",))[0]
-            if client in ("127.0.0.1", "::1") and not key:
-                return ANONYMOUS
-            return principal if principal is not None and principal.tenant is None else None
-        return principal
+            return self._operator(headers, scope)
+        key = bearer_key(headers.get("authorization"), headers.get("x-api-key"))
+        return self.keys.tenant_for(key) if self.keys else ANONYMOUS
+
+    def _operator(self, headers: dict[str, str], scope: Scope):
+        """The principal allowed to see every namespace (``/metrics``, ``/readyz`` details): a
+        default-namespace key, or a loopback client that sends no key; None for anyone else."""
+        key = bearer_key(headers.get("authorization"), headers.get("x-api-key"))
+        client = (scope.get("client") or ("",))[0]
+        if client in ("127.0.0.1", "::1") and not key:
+            return ANONYMOUS
+        principal = self.keys.tenant_for(key) if self.keys else ANONYMOUS
+        return principal if principal is not None and principal.tenant is None else None
+
+    async def _read_bounded(self, receive: Receive) -> list[Message] | None:
+        """The request's body messages, or None as soon as they add up to more than the limit."""
+        messages: list[Message] = []
+        seen = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                return messages
+            seen += len(message.get("body", b""))
+            if seen > self.max_body:
+                return None
+            if not message.get("more_body", False):
+                return messages
+
+    @staticmethod
+    def _replay(messages: list[Message], receive: Receive) -> Receive:
+        pending = list(messages)
+
+        async def replay() -> Message:
+            return pending.pop(0) if pending else await receive()
+
+        return replay
 
     async def _too_large(self, send: Send, rid: str) -> None:
         await send_json(

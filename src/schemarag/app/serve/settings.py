@@ -46,6 +46,9 @@ class ServeSettings(BaseSettings):
     max_sql_chars: int = Field(default=100_000, ge=10)
     max_top_k: int = Field(default=100, ge=1)
     request_timeout: float = Field(default=30.0, gt=0)
+    header_timeout: float = Field(
+        default=10.0, gt=0, le=300, description="seconds for a request head to arrive (protocol.py)"
+    )
     log_questions: bool = Field(default=False, description="include question text in access logs")
     refresh_seconds: float = Field(default=2.0, ge=0)
     mcp: bool = Field(default=True, description="mount the MCP streamable-HTTP endpoint at /mcp")

@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import orjson
-from fastapi import Request
 from fastapi.responses import Response
 
 from schemarag.app.serve.keys import KeyStore
@@ -131,24 +130,6 @@ class ServerState:
 
     def unprocessable(self, message: str, field: str) -> None:
         raise RequestRejectedError(422, message, field)
-
-    def check_question(self, question: str, request: Request | None = None) -> None:
-        limit = self.settings.max_question_chars
-        if len(question) > limit:
-            self.unprocessable(
-                f"question is {len(question)} characters; the limit is {limit} "
-                "(SCHEMARAG_SERVE_MAX_QUESTION_CHARS)",
-                "question",
-            )
-        if not question.strip():
-            self.unprocessable("question is empty or whitespace; ask a question", "question")
-        if request is not None:
-            request.state.log["question"] = question
-
-    def check_top_k(self, value: int | None, field: str = "top_k") -> None:
-        """``field`` (``top_k``, ``table_budget``) within ``max_top_k``; None passes."""
-        if value is not None and value > self.settings.max_top_k:
-            self.unprocessable(f"{field} {value} is over the limit {self.settings.max_top_k}", field)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
