@@ -7,7 +7,7 @@ never retypes a shipped value and a served ranking is exactly an evaluated one.
 
 :data:`PROVENANCE` says, per field, how its value was chosen: the data set, the command, what
 the folds chose and when, or ``unmeasured`` (a value set by reasoning that no experiment has
-checked). ``tests/runtime/ranking/test_config.py`` fails when a field has no entry.
+checked). ``tests/runtime/ranking/test_ranking_config.py`` fails when a field has no entry.
 
 Adding a signal: a stage in :mod:`.pipeline`, its fields here, a :data:`PROVENANCE` entry for
 each, and a test of the stage on small synthetic candidates (docs/architecture.md).
@@ -113,6 +113,7 @@ class RankingConfig:
     # value mentions (value_mentions.py): a clear mention's table moves after the first places
     mention_lead: int | None = 5
     mention_margin: float = 0.05
+    mention_rare_pieces: int = 2  # an unknown lowercase word the model splits this much is a value
     # budget: FK neighbours follow a kept table with this share of its score (declared keys;
     # inferred keys at inferred_ratio, None: never); join-path completion (None: one database only)
     neighbour_ratio: float = 0.5
@@ -175,7 +176,7 @@ PROVENANCE: dict[str, Provenance] = {
         "cos_floor / cos_full: percentiles of off-topic and paraphrase cosines per model",
         "2026-11-23",
         note="compound_weight 1: Spider 2.0-lite nontrivial CR@20 0.845 -> 0.861 held out; "
-        "abbreviation and acronym weights 0 (no fold chose them)",
+        "abbreviation and acronym weights 0 (no fold chose them); typo_long_word 8 unmeasured",
     ),
     "second_weight": _unmeasured("two more agreeing chunks beat one lucky match; never gridded"),
     "layer_prior": Provenance(
@@ -219,6 +220,9 @@ PROVENANCE: dict[str, Provenance] = {
     "structure_slots": _warehouse("structures", "158 of 158 pick 2", "2026-11-27"),
     "mention_lead": _warehouse("mentions", "157 of 158 pick 5", "2026-11-27"),
     "mention_margin": _warehouse("mentions", "157 of 158 pick 0.05", "2026-11-27"),
+    "mention_rare_pieces": _unmeasured(
+        "a word MiniLM's vocabulary splits is rare (psoriasis); set on reading"
+    ),
     "family_min_members": _unmeasured("two tables with a number are a pair, three a series (GSOD2014 ..)"),
     "family_column_overlap": _unmeasured(
         "members must share half their columns (address_1 / address_2 that differ are no family)"

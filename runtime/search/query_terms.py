@@ -41,7 +41,7 @@ def query_terms(art: IndexArtifact, question: str, cal: Calibration) -> QueryTer
             weights.append(1.0)
             denom += float(idf[tid])
             continue
-        max_d = 2 if len(tok) >= 8 else 1
+        max_d = 2 if len(tok) >= cal.typo_long_word else 1
         cands = lookup_candidates(art.typo_keys, art.typo_terms, art.vocab_terms, tok, max_distance=max_d)
         if not cands:
             if not tok.isdigit() and tok not in optional:

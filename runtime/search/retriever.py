@@ -263,7 +263,7 @@ class Retriever:
         Each mention is embedded alone; the vectors share the question LRU cache."""
         if self.config.mention_lead is None or len(art.table_sources[1]) > 1 or self.embedder is None:
             return []
-        spans = mention_spans(art, question, self.embedder.word_pieces)
+        spans = mention_spans(art, question, self.embedder.word_pieces, self.config.mention_rare_pieces)
         if not spans:
             return []
         key = "\x1fmentions\x1e" + "\x1e".join(spans)

@@ -52,6 +52,9 @@ class Calibration:
     # Commons" -> ``gdc``; acronyms.py); adds postings without raising what the question must
     # cover; 0 = off
     acronym_weight: float = 0.0
+    # a question word of this many letters may match an index term two edits away (typo.py);
+    # a shorter one only one edit away
+    typo_long_word: int = 8
 
 
 DEFAULT_CALIBRATION = Calibration()

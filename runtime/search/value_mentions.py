@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.core.text_tokens import tokenize
+from schemarag.runtime.ranking.config import SHIPPED
 from schemarag.runtime.search.per_artifact import per_artifact
 
 MAX_MENTIONS = 3  # each costs one embedding call (~3-5 ms on 2 cores)
@@ -52,9 +53,12 @@ class MentionHit:
         return self.best > 0 and self.best - self.runner_up >= margin * self.best
 
 
-def mention_spans(art: Any, question: str, pieces: Callable[[str], int]) -> list[str]:
+def mention_spans(
+    art: Any, question: str, pieces: Callable[[str], int], rare: int = SHIPPED.mention_rare_pieces
+) -> list[str]:
     """The question's mentions, in order, at most MAX_MENTIONS. ``pieces(word)``: how many
-    WordPiece tokens the embedding model splits a lowercase word into (2+: a rare word).
+    WordPiece tokens the embedding model splits a lowercase word into (``rare`` or more: a rare
+    word, ``RankingConfig.mention_rare_pieces``).
 
     >>> class Art: vocab = {"road": 0, "state": 1}
     >>> mention_spans(Art(), "Which roads in Los Angeles? Roads of Ohio", lambda w: 1)
@@ -74,7 +78,7 @@ def mention_spans(art: Any, question: str, pieces: Callable[[str], int]) -> list
         tokens = tokenize(word)
         unknown = bool(tokens) and all(t not in art.vocab and not t.isdigit() for t in tokens)
         # the tokenizer is asked only about unknown words
-        if unknown and ((word[0].isupper() and not sentence_start) or pieces(word.lower()) >= 2):
+        if unknown and ((word[0].isupper() and not sentence_start) or pieces(word.lower()) >= rare):
             run.append(word)
             continue
         if run:
