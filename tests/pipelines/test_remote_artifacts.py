@@ -1,14 +1,16 @@
 """``--artifacts s3://bucket/prefix``: publish to a real S3 server (moto) and search from a local cache.
 
-The server is moto's standalone S3 on a free loopback port, a separate process spoken to over
-HTTP by pyarrow's S3 client, exactly like MinIO or AWS would be.
+The server is moto's standalone S3 on a loopback port, a separate process spoken to over HTTP by
+pyarrow's S3 client, exactly like MinIO or AWS would be. ``moto_server -p 0`` lets the kernel pick
+the port when it binds, and the URL is read from the line it prints once bound (`` * Running on
+http://127.0.0.1:PORT``), so no other process can take the port between choosing and binding it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -27,10 +29,8 @@ SAMPLES = REPO / "data" / "schemas"
 BUCKET = "schemarag-test"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+_BOUND = re.compile(rb"Running on (http://127\.0\.0\.1:\d+)")
+_ANSI = re.compile(rb"\x1b\[[0-9;]*m")
 
 
 @pytest.fixture(scope="module")
@@ -38,22 +38,25 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or shutil.which("moto_server")
     if server is None:
         pytest.skip("moto_server not installed: pip install -e '.[test]'")
-    port = _free_port()
-    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [server, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
-    )
-    url = f"http://127.0.0.1:{port}"
+    log_path = tmp_path_factory.mktemp("moto") / "moto.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", "0"], stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
+        url = None
         while True:
-            try:
-                urllib.request.urlopen(f"{url}/moto-api/", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"moto_server did not start (exit {proc.poll()})")
-                time.sleep(0.3)
+            if url is None:
+                found = _BOUND.search(_ANSI.sub(b"", log_path.read_bytes()))
+                url = found.group(1).decode() if found else None
+            if url is not None:
+                try:
+                    urllib.request.urlopen(f"{url}/moto-api/", timeout=2)
+                    break
+                except OSError:
+                    pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"moto_server did not start (exit {proc.poll()}): {log_path.read_text()[-2000:]}")
+            time.sleep(0.3)
         yield url
     finally:
         proc.terminate()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from webserver_support import wait_for_webserver
+from webserver_support import ENV, start_webserver
 
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.published_index import CHECKS
@@ -42,12 +41,6 @@ CHECK_RUNS = (
     '{ assetCheckExecutions(assetKey: {path: ["published_index"]}, checkName: "%s", limit: 10)'
     " { runId status } }"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _post(base: str, query: str) -> dict:
@@ -84,22 +77,31 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 @pytest.fixture(scope="module")
 def ui(built: tuple[Path, dict]) -> Iterator[str]:
     artifacts, _ = built
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
-    log = open(artifacts.parent / "ui.log", "wb")  # noqa: SIM115 - closed in teardown
-    proc = subprocess.Popen(
-        [*UI, "--artifacts", str(artifacts), "--data", str(SAMPLES), "--port", str(port)],
-        cwd=artifacts.parent,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own group: teardown can stop dg dev's children too
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_webserver(
-            proc, base, START_TIMEOUT, "schemarag ui", lambda: (artifacts.parent / "ui.log").read_text(), 1.0
+    env = {**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, **ENV}
+    log_path = artifacts.parent / "ui.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed in teardown
+
+    def launch(port: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [*UI, "--artifacts", str(artifacts), "--data", str(SAMPLES), "--port", str(port)],
+            cwd=artifacts.parent,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own group: teardown can stop dg dev's children too
         )
+
+    def kill_group(proc: subprocess.Popen) -> None:  # a start that failed: nothing is checked
+        if _group_alive(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    try:
+        proc, base = start_webserver(launch, log_path, "schemarag ui", START_TIMEOUT, 1.0, kill_group)
+    except BaseException:
+        log.close()
+        raise
+    try:
         yield base
     finally:
         proc.send_signal(signal.SIGTERM)  # forwarded to dg dev as SIGINT, which stops its services

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from webserver_support import wait_for_webserver
+from webserver_support import ENV, start_webserver
 
 from schemarag.assets.published_index import CHECKS
 
@@ -38,16 +37,6 @@ QUERY = """
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tail(home: Path) -> str:
-    return (home / "webserver.log").read_text(errors="replace")[-3000:]
-
-
 def _post(url: str, query: str) -> dict:
     req = urllib.request.Request(
         url, data=json.dumps({"query": query}).encode(), headers={"Content-Type": "application/json"}
@@ -61,7 +50,7 @@ def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import dagster as dg
 
     home = tmp_path_factory.mktemp("dagster_home")
-    env = {**os.environ, "DAGSTER_HOME": str(home), "DAGSTER_DISABLE_TELEMETRY": "yes"}
+    env = {**os.environ, "DAGSTER_HOME": str(home), **ENV}
     old = os.environ.get("DAGSTER_HOME")
     os.environ["DAGSTER_HOME"] = str(home)
     try:
@@ -72,27 +61,29 @@ def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             os.environ.pop("DAGSTER_HOME", None)
         else:
             os.environ["DAGSTER_HOME"] = old
-    port = _free_port()
     log = open(home / "webserver.log", "wb")  # noqa: SIM115 - closed in teardown
     cmd = [sys.executable, "-m", "dagster_webserver", "-w", "workspace.yaml", "-h", "127.0.0.1"]
-    proc = subprocess.Popen(
-        [*cmd, "-p", str(port)],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_webserver(proc, base, START_TIMEOUT, "webserver", lambda: _tail(home), 0.5)
-        yield base
-    finally:
+
+    def launch(port: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [*cmd, "-p", str(port)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+
+    def stop(proc: subprocess.Popen) -> None:
         proc.terminate()
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+    try:
+        proc, base = start_webserver(launch, home / "webserver.log", "webserver", START_TIMEOUT, 0.5, stop)
+        try:
+            yield base
+        finally:
+            stop(proc)
+    finally:
         log.close()
 
 
