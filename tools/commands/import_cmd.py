@@ -8,6 +8,7 @@ Examples:
         --descriptions bird_dev/descriptions --metadata dev_metadata.json \\
         --out data/schemas --union bird_union
     schemarag import dbt --project ../analytics --out data/schemas
+    schemarag import dbt --project ../analytics --parse     # dbt on PATH: dbt deps + dbt parse first
     schemarag import catalog --columns columns.csv --tables tables.csv \\
         --foreign-keys fks.csv --database warehouse --out data/schemas
 """
@@ -15,6 +16,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -28,6 +30,8 @@ FLAVOURS: dict[str, str] = {
     "spider": "a Spider tables.json as schemas and docs",
     "dbt": "a dbt project (from git, or its compiled manifest) as schemas and docs",
     "catalog": "a warehouse INFORMATION_SCHEMA export (CSV or Parquet) as schemas and docs",
+    "queries": "a warehouse query log (.sql, .jsonl, query-history exports, dbt target/) as the "
+    "stored history of one database",
 }
 
 
@@ -46,7 +50,18 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     parser.add_argument("--artifacts", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     parser.add_argument(
-        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no hints on stderr"
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print only the one summary line on stderr (no warnings, no hints)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="list every warning (default: one line per kind, with a count and the fix)",
     )
 
 
@@ -87,6 +102,12 @@ def _spider_bird(parser: argparse.ArgumentParser, kind: str) -> None:
 def _dbt(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", metavar="DIR", help="dbt project folder (holds dbt_project.yml)")
     parser.add_argument("--manifest", metavar="FILE", help="read target/manifest.json instead of the sources")
+    parser.add_argument(
+        "--parse",
+        action="store_true",
+        help="with --project: run `dbt deps` (if packages are not installed) and `dbt parse` in it "
+        "(dbt on PATH, no warehouse connection), then read the manifest it writes",
+    )
     parser.add_argument(
         "--catalog", metavar="FILE", help="with --manifest: target/catalog.json (column types)"
     )
@@ -139,11 +160,86 @@ def _catalog(parser: argparse.ArgumentParser) -> None:
     add_limit_flags(parser)
 
 
+def _queries(parser: argparse.ArgumentParser) -> None:
+    """``import queries``: its own options (``--data`` is the schemas folder, there is no --out)."""
+    parser.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help=".sql or .jsonl file, a query-log export (CSV/Parquet, plain or .gz/.bz2/.zst: a file, a "
+        "folder of parts or a quoted glob) or a dbt target/compiled or target/run folder",
+    )
+    parser.add_argument("--db", required=True, metavar="DB", help="database whose schema the log is for")
+    parser.add_argument(
+        "--data",
+        default=argparse.SUPPRESS,
+        metavar="DIR",
+        help="schemas folder holding <DB>.json (default: $SCHEMARAG_DATA or data/schemas)",
+    )
+    parser.add_argument("--artifacts", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--tenant", default=None, metavar="T", help="the tenant whose history this is (stored apart)"
+    )
+    parser.add_argument("--dialect", default=None, help="SQL dialect of the log (default: the schema's)")
+    parser.add_argument("--append", action="store_true", help="add to the stored history (default: replace)")
+    parser.add_argument(
+        "--keep-literals",
+        action="store_true",
+        help="keep string and number literals (default: each becomes ?; logs carry customer data)",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only the summary line"
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="list every skipped statement (file, line or row, reason)",
+    )
+    add_limit_flags(parser)
+
+
+def _run_queries(args: argparse.Namespace) -> int:
+    from schemarag.tools.importers.limits import use_limits
+    from schemarag.tools.importers.query_log import import_queries
+
+    limits = limits_from_args(args)
+    with use_limits(limits):
+        report = import_queries(
+            args.sources,
+            db=args.db,
+            data=data_dir(getattr(args, "data", None)),
+            tenant=args.tenant,
+            dialect=args.dialect,
+            append=args.append,
+            keep_literals=args.keep_literals,
+            limits=limits,
+        )
+    print(report.summary(), file=sys.stderr)
+    print(report.folder)
+    if getattr(args, "quiet", False):
+        return 0
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if getattr(args, "verbose", False):
+        for line in report.skipped_list:
+            print(f"  skipped {line}", file=sys.stderr)
+        hidden = sum(report.skipped.values()) - len(report.skipped_list)
+        if hidden > 0:
+            print(f"  ... and {hidden:,} more (raise with --max-warnings)", file=sys.stderr)
+    where = [] if "data" not in args or args.data is None else ["--data", str(args.data)]
+    tenant = [] if args.tenant is None else ["--tenant", args.tenant]
+    print("next: " + shlex.join(["schemarag", "build", *where, *tenant, "--db", args.db]), file=sys.stderr)
+    return 0
+
+
 _OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "bird": lambda p: _spider_bird(p, "bird"),
     "spider": lambda p: _spider_bird(p, "spider"),
     "dbt": _dbt,
     "catalog": _catalog,
+    "queries": _queries,
 }
 
 
@@ -152,7 +248,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for kind, help_text in FLAVOURS.items():
         p = sub.add_parser(kind, help=help_text, description=f"Import {help_text}.")
         _OPTIONS[kind](p)
-        _common(p)
+        if kind != "queries":  # queries names its own --data and has no --out
+            _common(p)
 
 
 def _import_dbt(args: argparse.Namespace, out: Path):
@@ -161,12 +258,20 @@ def _import_dbt(args: argparse.Namespace, out: Path):
 
     if not args.project and not args.manifest:
         raise ImportFormatError("import dbt: pass --project DIR (or --manifest target/manifest.json)")
+    manifest = Path(args.manifest) if args.manifest else None
+    if args.parse:
+        from schemarag.tools.importers.dbt.parse import dbt_parse
+
+        if not args.project or manifest is not None:
+            raise ImportFormatError("import dbt --parse: pass --project DIR (and no --manifest)")
+        quiet = getattr(args, "quiet", False)
+        manifest = dbt_parse(Path(args.project), None if quiet else lambda m: print(m, file=sys.stderr))
     return import_dbt(
         Path(args.project or "."),
         out,
         name=args.name,
         dialect=args.dialect,
-        manifest=Path(args.manifest) if args.manifest else None,
+        manifest=manifest,
         catalog=Path(args.catalog) if args.catalog else None,
         target_schema=args.target_schema,
         target_database=args.target_database,
@@ -213,15 +318,33 @@ _RUNNERS = {
 }
 
 
+def next_hint(args: argparse.Namespace, out: Path, databases: list[str]) -> str:
+    """``next: schemarag build ...`` with the folders the user named, so it runs as printed."""
+    command = ["schemarag", "build"]
+    if out != data_dir(None) or args.data:  # the build reads where the import wrote
+        command += ["--data", str(out)]
+    if args.artifacts:
+        command += ["--artifacts", args.artifacts]
+    if len(databases) == 1:
+        command += ["--db", databases[0]]
+    return "next: " + shlex.join(command)
+
+
 def run(args: argparse.Namespace) -> int:
+    from schemarag.tools.importers.warning_summary import summarize
+
+    if args.kind == "queries":
+        return _run_queries(args)
     out = Path(args.out) if args.out else data_dir(args.data)
     started = time.perf_counter()
     report = _RUNNERS[args.kind](args, out)
     elapsed = time.perf_counter() - started
+    quiet, verbose = getattr(args, "quiet", False), getattr(args, "verbose", False)
+    listed = " (--verbose lists each)" if report.warnings and not verbose and not quiet else ""
     print(
         f"imported {len(report.databases)} datasource(s) into {out}: {report.tables} tables, "
         f"{report.columns} columns, {report.foreign_keys} foreign keys, {report.files} files, "
-        f"{len(report.warnings)} warning(s) in {elapsed:.1f}s"
+        f"{len(report.warnings)} warning(s){listed} in {elapsed:.1f}s"
         + (
             f" ({report.raw_tables} raw tables before shard families)"
             if report.raw_tables > report.tables
@@ -229,13 +352,17 @@ def run(args: argparse.Namespace) -> int:
         ),
         file=sys.stderr,
     )
-    summary = getattr(report, "summary", None)  # dbt: what was built, left out, per layer
-    if callable(summary):
-        print(summary(), file=sys.stderr)
+    if not quiet:  # -q: the line above is all
+        summary = getattr(report, "summary", None)  # dbt: what was built, left out, per layer
+        if callable(summary):
+            print(summary(), file=sys.stderr)
+        for line in summarize(report.warnings):
+            print(line, file=sys.stderr)
+        if verbose:
+            for warning in report.warnings:
+                print(f"  {warning}", file=sys.stderr)
     for name in report.databases:
         print(name)
-    if report.databases and not getattr(args, "quiet", False):
-        where = "" if out == data_dir(args.data) else f" --data {out}"
-        which = f" --db {report.databases[0]}" if len(report.databases) == 1 else ""
-        print(f"next: schemarag build{where}{which}", file=sys.stderr)
+    if report.databases and not quiet:
+        print(next_hint(args, out, report.databases), file=sys.stderr)
     return 0

@@ -75,6 +75,13 @@ class _Counted(io.RawIOBase):
         super().close()
 
 
+def open_decompressed(path: Path, limits: ImportLimits = DEFAULT_LIMITS) -> io.BufferedReader:
+    """``path`` as a binary stream, inflated (codec sniffed from the first bytes, else from the
+    extension) and counted: reading past ``limits.decompressed_bytes`` raises
+    :class:`ImportLimitError`. For line-oriented inputs (``.sql``, ``.jsonl``) of any importer."""
+    return io.BufferedReader(_Counted(path, codec_of(path), limits), buffer_size=1 << 16)
+
+
 def _first_line(path: Path, codec: str | None, limits: ImportLimits) -> bytes:
     """The bytes of the first line, read in 64 KiB pieces: at most ``line_bytes`` are held."""
     out = bytearray()
