@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 QUESTION ?= Which accounts have unpaid invoices older than 30 days, and who is their sales rep?
 
-.PHONY: install demo test lint bench eval-bird eval-warehouse check-base-install clean
+.PHONY: install demo test lint bench eval-bird eval-warehouse check-base-install check-distributed clean
 
 install: $(VENV)/.installed
 
@@ -28,7 +28,7 @@ demo: install
 	@echo "      (or 'source $(BIN)/activate' and drop the $(BIN)/ prefix; 'schemarag --help' lists every command)"
 
 test: install
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow and not distributed"
 
 # BIRD retrieval evaluation (needs ../shared/benchmarks): import -> build -> eval, all settings.
 # Settings (README "Retrieval quality on BIRD"): bird_union_schema = symmetric, schema only (the
@@ -93,6 +93,15 @@ bench: install
 # offline search on an index built here, one-line missing-extra errors (tools/check_base_install.sh).
 check-base-install: install
 	FULL_PYTHON=$(BIN)/python PYTHON=$(PYTHON) tools/check_base_install.sh
+
+# The build on Dagster's Celery executor with real workers (docs/scale-out.md): moto S3, two
+# `schemarag worker` processes with their own folders and caches, `schemarag build --executor celery`
+# of the samples + a three-schema database, compared with a local build; then the fault tests (a
+# worker killed mid-step). Needs a broker: Redis on 127.0.0.1:6379 (.ci/run starts Debian's), or
+# SCHEMARAG_CELERY_BROKER. A few minutes; one summary line per part.
+check-distributed: install
+	$(BIN)/python tools/check_distributed.py
+	$(BIN)/python -m pytest -q -m distributed tests/pipelines/test_celery_faults.py
 
 # The Dockerfile's lines replayed without Docker (COPY, WORKDIR, ENV, RUN in a fresh venv, then the
 # CMD queried over HTTP with a key): tools/check_dockerfile.py.

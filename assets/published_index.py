@@ -16,6 +16,7 @@ from schemarag.assets.lib.artifact_store import ArtifactPayload, prune, publish,
 from schemarag.assets.lib.chunking import ChunkSet
 from schemarag.assets.lib.remote_store import publish_remote, upload_version
 from schemarag.assets.lib.tables_cache import TablesCache, tables_cache_dir
+from schemarag.assets.lib.worker_copy import for_this_machine
 from schemarag.assets.partitions import databases_partitions
 from schemarag.assets.resources import IndexPaths
 from schemarag.assets.source_snapshot import SourceSnapshot
@@ -142,6 +143,10 @@ def published_index(
     """
     progress.stage(context.partition_key, "published_index")
     start = time.perf_counter()
+    # On Celery/Kubernetes the snapshot may have been read on another machine: use this one's copy
+    source_snapshot = for_this_machine(
+        source_snapshot, index_paths.artifacts_path(), index_paths.remote_artifacts(), context.partition_key
+    )
     root = source_snapshot.root
     out = publish_index(
         source_snapshot,

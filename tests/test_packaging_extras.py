@@ -61,6 +61,7 @@ def _pyproject_extras() -> dict[str, list[str]]:
         (["matplotlib"], ["bench", "retrieve"], "eval"),
         (["uvicorn"], ["serve"], "serve"),
         (["mcp"], ["mcp"], "serve"),
+        (["dagster_celery"], ["worker", "--check"], "celery"),
     ],
 )
 def test_missing_extra_is_one_line_naming_it(blocked: list[str], argv: list[str], extra: str) -> None:

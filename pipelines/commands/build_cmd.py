@@ -5,7 +5,7 @@ is even imported: a no-op rebuild costs one hash of the inputs. Live datasources
 through Dagster, whose first step re-snapshots them; an unchanged fingerprint keeps the key.
 
     schemarag build [--db X ...] [--tenant T] [--datasources FILE] [--model M] [--force-dagster] [--jobs N]
-                    [--schema-partitions-from COLUMNS]
+                    [--schema-partitions-from COLUMNS] [--executor celery --intermediates S3_URI]
 
 ``--artifacts s3://bucket/prefix`` builds in a local cache copy and publishes to the bucket
 (docs/scale-out.md); runs are recorded in the Dagster instance ``schemarag ui`` opens.
@@ -26,6 +26,7 @@ from schemarag.assets.lib.embed_shards import (
     RECOMMENDED_SCHEMA_PARTITION_COLUMNS,
 )
 from schemarag.assets.lib.inputs import built_key, read_sources
+from schemarag.pipelines.commands import build_celery
 from schemarag.pipelines.commands.build_feedback import (
     build_progress,
     next_step,
@@ -92,6 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "many columns out to one run per schema (default 0: never, as on one machine it is slower; "
         f"{RECOMMENDED_SCHEMA_PARTITION_COLUMNS:,} on a multi-node executor)",
     )
+    build_celery.add_arguments(parser)  # --executor celery, --broker, --intermediates
 
 
 def _log(msg: str) -> None:
@@ -99,6 +101,7 @@ def _log(msg: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    celery = build_celery.builder(args) if args.executor == "celery" else None  # options checked first
     data, artifacts = data_dir(args.data), local_artifacts(args.artifacts)
     raw = args.artifacts or os.environ.get("SCHEMARAG_ARTIFACTS")
     location = raw if is_remote(raw) else artifacts  # a URI: build in the local copy, publish there
@@ -147,9 +150,11 @@ def run(args: argparse.Namespace) -> int:
         from schemarag.assets.resources import EmbeddingModel
         from schemarag.pipelines.build import build_databases
 
-        bars = progress_enabled(args.quiet) and args.jobs <= 1  # --jobs N: steps run in other processes
+        # --jobs N or Celery: steps run in other processes
+        bars = progress_enabled(args.quiet) and args.jobs <= 1 and args.executor != "celery"
+        build = celery or build_databases
         with build_progress(todo, bars):
-            reports = build_databases(
+            reports = build(
                 todo,
                 data,
                 location,
@@ -178,5 +183,9 @@ def run(args: argparse.Namespace) -> int:
         print(row)
     print(f"done in {time.perf_counter() - start:.2f}s; {failures} failed")
     if not args.quiet:
-        _log(next_step(published, data))
+        _log(
+            next_step(
+                published, data, artifacts=artifacts, data_flag=args.data, artifacts_flag=args.artifacts
+            )
+        )
     return 1 if failures else 0

@@ -44,12 +44,18 @@ EXTRA_BY_MODULE: dict[str, str] = {
     "prometheus_client": "serve",
     "sqlalchemy": "sources",
     "jinja2": "build",
+    "dagster_celery": "celery",
+    "dagster_aws": "celery",
+    "celery": "celery",
+    "redis": "celery",
     "pytest": "test",
 }
 
 
 # extra -> the extras it includes (pyproject's "schemarag[build]" self-references)
-EXTRA_INCLUDES: dict[str, tuple[str, ...]] = {"ui": ("build",), "eval": ("build",)}
+EXTRA_INCLUDES: dict[str, tuple[str, ...]] = {"ui": ("build",), "eval": ("build",), "celery": ("build",)}
+# extras that 'schemarag[all]' does not include (pyproject), so the hint does not offer it
+NOT_IN_ALL = {"celery", "test"}
 
 # CLI command -> the extra it needs as a whole; commands not listed run on the base install
 EXTRA_BY_COMMAND: dict[str, str] = {
@@ -60,6 +66,7 @@ EXTRA_BY_COMMAND: dict[str, str] = {
     "eval": "eval",
     "bench": "eval",
     "ui": "ui",
+    "worker": "celery",
     "serve": "serve",
     "mcp": "serve",
 }
@@ -86,10 +93,12 @@ def require_extra(extra: str, what: str) -> None:
     """Raise a one-line :class:`MissingExtraError` unless every module of ``extra`` is importable."""
     missing = [m for m in modules_of(extra) if not _importable(m)]
     if missing:
-        raise MissingExtraError(
-            f"{what} needs the optional dependency {missing[0]!r}: "
-            f"pip install 'schemarag[{extra}]' (or 'schemarag[all]')"
-        )
+        raise MissingExtraError(f"{what} needs the optional dependency {missing[0]!r}: {install_hint(extra)}")
+
+
+def install_hint(extra: str) -> str:
+    """``pip install 'schemarag[<extra>]'``, and ``[all]`` as the alternative when it covers it."""
+    return f"pip install 'schemarag[{extra}]'" + ("" if extra in NOT_IN_ALL else " (or 'schemarag[all]')")
 
 
 def extra_for(module: str) -> str | None:
@@ -115,6 +124,5 @@ def missing_extra_hint(what: str) -> Iterator[None]:
             raise
         extra = command_extra or extra
         raise MissingExtraError(
-            f"{what} needs the optional dependency {exc.name!r}: "
-            f"pip install 'schemarag[{extra}]' (or 'schemarag[all]')"
+            f"{what} needs the optional dependency {exc.name!r}: {install_hint(extra)}"
         ) from exc

@@ -28,12 +28,14 @@ from schemarag.runtime.core.paths import did_you_mean
 _Q, _P, _T = "schemarag.app.commands", "schemarag.pipelines.commands", "schemarag.tools.commands"
 COMMANDS: dict[str, tuple[str, str]] = {
     "build": (f"{_P}.build_cmd", "build (materialize) the index artifacts with Dagster"),
+    "list": (f"{_Q}.list_cmd", "the indexes built in the artifacts folder (tables, chunks, key, model)"),
     "retrieve": (f"{_Q}.retrieve_cmd", "the focused tables for a question, with the chunks behind them"),
     "generate": (f"{_Q}.generate_cmd", "generate SQL for a question (or print the prompt)"),
     "validate": (f"{_Q}.validate_cmd", "check SQL against a schema (exit 0 valid, 1 invalid, 3 unchecked)"),
     "chunks": (f"{_P}.chunks_cmd", "print the chunks parsed from a database's schema and docs"),
     "docs": (f"{_P}.docs_cmd", "snapshot a live datasource and write editable docs"),
     "ui": (f"{_P}.ui_cmd", "the Dagster UI (runs, partitions, checks) on the build's instance"),
+    "worker": (f"{_P}.worker_cmd", "a Celery worker for `schemarag build --executor celery` runs"),
     "import": (f"{_T}.import_cmd", "import bird/spider/dbt or a warehouse export as schemas + docs"),
     "eval": (f"{_T}.eval_cmd", "evaluate retrieval on a question file"),
     "bench": (f"{_T}.bench_cmd", "benchmarks: build throughput, retrieval latency, prompt size"),
@@ -50,6 +52,11 @@ def add_location_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--artifacts", default=None, help="artifacts folder (default: $SCHEMARAG_ARTIFACTS or artifacts)"
     )
+
+
+def plain_help(text: str) -> str:
+    """Docstring markup as a terminal shows it: ````schemarag```` -> ``schemarag``."""
+    return text.replace("``", "")
 
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
@@ -81,7 +88,7 @@ def _load(name: str):
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    parser = _Parser(prog="schemarag", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="schemarag", description=plain_help(__doc__.splitlines()[0]))
     parser.add_argument("--version", action="version", version=f"schemarag {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
