@@ -19,29 +19,16 @@ from typing import Any
 import dagster as dg
 from dagster_aws.s3 import S3Resource, s3_pickle_io_manager
 
-from schemarag.assets.partitions import databases_partitions, schema_partitions
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.pipelines.celery_executor import celery_executor
 from schemarag.pipelines.definitions import FANOUT_ASSETS, INDEX_ASSETS
+from schemarag.pipelines.jobs import build_jobs
 from schemarag.pipelines.runs import QUIET
 
 MODULE = __name__
 DEFAULT_QUEUE = "dagster"  # dagster_celery's queue; workers listen on it unless told otherwise
 
-build_index_job = dg.define_asset_job(
-    "build_index",
-    selection=dg.AssetSelection.groups("index"),
-    partitions_def=databases_partitions,
-    executor_def=celery_executor,
-    description="Build and publish the retrieval index of one database, every step a Celery task.",
-)
-embed_schema_job = dg.define_asset_job(
-    "embed_schema",
-    selection=dg.AssetSelection.groups("schema_fanout"),
-    partitions_def=schema_partitions,
-    executor_def=celery_executor,
-    description="Embed one schema of a big database on a Celery worker, before its build_index run.",
-)
+build_index_job, embed_schema_job = build_jobs(celery_executor, ", every step a Celery task")
 
 defs = dg.Definitions(
     assets=[*INDEX_ASSETS, *FANOUT_ASSETS],

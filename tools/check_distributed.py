@@ -62,13 +62,6 @@ QUESTIONS = (
     "which accounts signed up this year",
     "campaign spend per channel",
 )
-DAGSTER_YAML = """\
-telemetry:
-  enabled: false
-compute_logs:
-  module: dagster._core.storage.noop_compute_log_manager
-  class: NoOpComputeLogManager
-"""
 # Runs wait in the instance's queue until the dagster-daemon launches them, at most 3 at once.
 QUEUED_YAML = """\
 run_coordinator:
@@ -138,6 +131,8 @@ class Cluster:
         try:
             self._start_moto()
             self.home.mkdir(parents=True, exist_ok=True)
+            from schemarag.pipelines.instance import DAGSTER_YAML  # the instance config a build writes
+
             (self.home / "dagster.yaml").write_text(DAGSTER_YAML + (QUEUED_YAML if self.queued else ""))
             if self.queued:
                 self._start_daemon()

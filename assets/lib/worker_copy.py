@@ -11,15 +11,12 @@ was uploaded when it was built), so the step checks and publishes the same files
 
 from __future__ import annotations
 
-import os
-import shutil
-import time
 from dataclasses import replace
 from pathlib import Path
 
 from schemarag.assets.lib.inputs import SourceSnapshot
 from schemarag.runtime.artifact.format import MANIFEST
-from schemarag.runtime.artifact.remote import FETCH_PREFIX, filesystem, remote_database_root
+from schemarag.runtime.artifact.remote import copy_version, filesystem, remote_database_root
 from schemarag.runtime.core.errors import ArtifactError
 from schemarag.runtime.core.paths import database_artifacts
 
@@ -49,19 +46,4 @@ def download_version(uri: str, db: str, key: str, tenant: str | None, local_root
     source = f"{remote_database_root(base, db, tenant)}/{key}"
     if fs.get_file_info(f"{source}/{MANIFEST}").type != pafs.FileType.File:
         raise ArtifactError(f"{db}: version {key} is neither in this machine's copy nor complete at {uri}")
-    final = local_root / key
-    local_root.mkdir(parents=True, exist_ok=True)
-    staging = local_root / f"{FETCH_PREFIX}{key}-{os.getpid()}-{time.monotonic_ns()}"
-    try:
-        staging.mkdir()  # a local destination folder must exist (file:// sources)
-        pafs.copy_files(
-            source, str(staging), source_filesystem=fs, destination_filesystem=pafs.LocalFileSystem()
-        )
-        try:
-            os.rename(staging, final)
-        except OSError:
-            if not (final / MANIFEST).is_file():  # else a concurrent download of the same key won
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return final
+    return copy_version(fs, source, local_root, key, uri)

@@ -24,6 +24,7 @@ import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from schemarag.runtime.artifact.format import CURRENT, MANIFEST
@@ -122,7 +123,6 @@ def fetch_current(
     An unreachable store keeps serving the cached ``CURRENT`` (logged), so a restart during an
     object-store outage still answers from the last version this machine saw.
     """
-    import pyarrow.fs as pafs
 
     env = os.environ if env is None else env
     local_root = database_artifacts(local_artifacts(artifacts, env), db, tenant)
@@ -141,29 +141,37 @@ def fetch_current(
             f"no published index for {where}database {db!r} at {artifacts}; "
             f"run `schemarag build --db {db} --artifacts {artifacts}`"
         )
-    final = local_root / key
-    if not (final / MANIFEST).is_file():
-        local_root.mkdir(parents=True, exist_ok=True)
-        staging = local_root / f"{FETCH_PREFIX}{key}-{os.getpid()}-{time.monotonic_ns()}"
-        try:
-            pafs.copy_files(
-                f"{remote_root}/{key}",
-                str(staging),
-                source_filesystem=fs,
-                destination_filesystem=pafs.LocalFileSystem(),
-            )
-            if not (staging / MANIFEST).is_file():
-                raise ArtifactError(f"{artifacts}: {remote_root}/{key} has no {MANIFEST}; rebuild it")
-            try:
-                os.rename(staging, final)
-            except OSError:
-                if not (final / MANIFEST).is_file():  # else a concurrent fetch of the same key won
-                    raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        log.info("fetched %s/%s into %s", remote_root, key, final)
+    if not (local_root / key / MANIFEST).is_file():
+        copy_version(fs, f"{remote_root}/{key}", local_root, key, artifacts)
+        log.info("fetched %s/%s into %s", remote_root, key, local_root / key)
     _write_local_current(local_root, key)
     return local_root
+
+
+def copy_version(fs: Any, source: str, local_root: Path, key: str, where: str) -> Path:
+    """Copy the remote version folder ``source`` into ``local_root/key``: into a staging folder
+    first, renamed only when complete (a concurrent copy of the same key may win the rename), so
+    a reader never maps half a version. ``where`` names the location in the error."""
+    import pyarrow.fs as pafs
+
+    final = local_root / key
+    local_root.mkdir(parents=True, exist_ok=True)
+    staging = local_root / f"{FETCH_PREFIX}{key}-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        staging.mkdir()  # a local destination folder must exist (file:// sources)
+        pafs.copy_files(
+            source, str(staging), source_filesystem=fs, destination_filesystem=pafs.LocalFileSystem()
+        )
+        if not (staging / MANIFEST).is_file():
+            raise ArtifactError(f"{where}: {source} has no {MANIFEST}; rebuild it")
+        try:
+            os.rename(staging, final)
+        except OSError:
+            if not (final / MANIFEST).is_file():  # else a concurrent copy of the same key won
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return final
 
 
 def local_database_root(artifacts: str | Path | None, db: str, tenant: str | None = None) -> Path:
