@@ -99,6 +99,21 @@ def default_build(workspace: dict[str, str], tenant_build) -> subprocess.Complet
                "--datasources", w["datasources"])  # fmt: skip
 
 
+def hint_of(stderr: str) -> str:
+    """The command of the last ``next:`` line, as printed."""
+    return [ln for ln in stderr.splitlines() if ln.startswith("next: ")][-1].removeprefix("next: ")
+
+
+def run_as_typed(command: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A printed hint through a shell, verbatim, with the installed ``schemarag`` first on PATH."""
+    env = {**os.environ, "PATH": f"{Path(SCHEMARAG).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for name in ("SCHEMARAG_DATA", "SCHEMARAG_ARTIFACTS"):
+        env.pop(name, None)  # the flags in the hint must be enough
+    return subprocess.run(
+        ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
+
+
 def where(w: dict[str, str]) -> list[str]:
     return ["--data", w["data"], "--artifacts", w["artifacts"]]
 
@@ -137,13 +152,13 @@ def test_tenant_build_builds_only_that_tenant_with_progress(tenant_build: tuple[
     assert "[1/1] shop: chunk_embeddings" in terminal
     assert "6/6 stages" in terminal and "finished" in terminal
     assert "embedding" in terminal and "chunk/s" in terminal
-    assert 'next: schemarag retrieve --db shop --tenant acme "' in terminal
+    assert "next: schemarag retrieve --data " in terminal and ' --db shop --tenant acme "' in terminal
 
 
 def test_build_next_step_and_no_bars_when_piped(default_build: subprocess.CompletedProcess) -> None:
     assert default_build.returncode == 0, default_build.stderr
     assert "ecommerce" in default_build.stdout and "built" in default_build.stdout
-    assert 'next: schemarag retrieve --db ecommerce "' in default_build.stderr
+    assert ' --db ecommerce "' in hint_of(default_build.stderr)
     assert "stages |" not in default_build.stderr and "chunk/s" not in default_build.stderr
 
 
@@ -156,7 +171,10 @@ def test_unknown_tenant_for_build_suggests_one(workspace: dict[str, str], tenant
 def test_misspelt_database_suggests_it(workspace: dict[str, str], default_build) -> None:
     res = cli("retrieve", "--db", "ecomerce", *where(workspace), QUESTION)
     assert res.returncode == 2
-    assert "no index for 'ecomerce' in the default namespace; did you mean 'ecommerce'?" in res.stderr
+    assert (
+        f"no index for 'ecomerce' in the default namespace of {workspace['artifacts']}; "
+        "did you mean 'ecommerce'?" in res.stderr
+    )
     res = cli("chunks", "--db", "ecomerce", "--data", workspace["data"])
     assert res.returncode == 2 and "schema file not found; did you mean 'ecommerce'?" in res.stderr
     res = cli("build", "--db", "ecomerce", *where(workspace), "--datasources", workspace["datasources"])
@@ -168,8 +186,8 @@ def test_index_under_another_tenant_names_the_flag(workspace: dict[str, str], te
     res = cli("retrieve", "--db", "shop", *where(workspace), QUESTION)
     assert res.returncode == 2
     assert (
-        "no index for 'shop' in the default namespace; it exists under tenant 'acme': add --tenant acme"
-        in res.stderr
+        f"no index for 'shop' in the default namespace of {workspace['artifacts']}; "
+        "it exists under tenant 'acme': add --tenant acme" in res.stderr
     )
     res = cli("generate", "--db", "shop", "--prompt-only", *where(workspace), QUESTION)
     assert res.returncode == 2 and "it exists under tenant 'acme': add --tenant acme" in res.stderr
@@ -191,6 +209,13 @@ def test_retrieve_debug_reports_startup_apart(workspace: dict[str, str], default
         cli("retrieve", "--db", "ecommerce", "--debug", "--json", *where(workspace), QUESTION).stdout
     )
     assert set(payload["startup_ms"]) == {"open_index", "load_model"}
+
+
+def test_source_url_is_relative_to_the_docs_folder(workspace: dict[str, str], default_build) -> None:
+    res = cli("retrieve", "--db", "ecommerce", "--json", *where(workspace), QUESTION)
+    assert res.returncode == 0, res.stderr
+    urls = [c["source_url"] for c in json.loads(res.stdout)["chunks"] if c["source_url"]]
+    assert urls and all(u.endswith(".md") and "/" not in u for u in urls), urls  # no local path
 
 
 def test_eval_reads_the_bundled_question_files(workspace: dict[str, str], default_build) -> None:
@@ -232,3 +257,38 @@ def test_import_ends_with_the_build_command(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     db = res.stdout.split()[0]
     assert f"next: schemarag build --data {tmp_path / 'schemas'} --db {db}" in res.stderr
+
+
+def test_every_printed_hint_runs_as_typed(tmp_path: Path) -> None:
+    """import -> its ``next:`` (a build) -> its ``next:`` (a retrieve), each run verbatim from
+    another folder: the hints carry --data/--artifacts and a question from the index's tables."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    data, artifacts = tmp_path / "ws" / "schemas", tmp_path / "ws" / "my artifacts"  # a space too
+    res = cli("import", "dbt", "--project", str(REPO / "tests/fixtures/dbt_shop"), "--out", str(data),
+              "--artifacts", str(artifacts))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    db = res.stdout.split()[0]
+    build = hint_of(res.stderr)
+    assert f"--data {data}" in build and "--artifacts" in build and f"--db {db}" in build, build
+    built = run_as_typed(build, elsewhere)
+    assert built.returncode == 0, built.stdout + built.stderr
+    retrieve = hint_of(built.stderr)
+    assert f"--db {db}" in retrieve and "--artifacts" in retrieve, retrieve
+    assert "most recent records" not in retrieve  # the index's own tables, not a stock question
+    answer = run_as_typed(retrieve, elsewhere)
+    assert answer.returncode == 0, answer.stderr
+    assert answer.stdout.strip(), answer.stderr
+    # without --artifacts the same command fails, and says which folder it looked in
+    lost = run_as_typed(retrieve.replace(f"--artifacts '{artifacts}'", ""), elsewhere)
+    assert lost.returncode == 2 and f"no index for {db!r}" in lost.stderr
+    assert f"in the default namespace of {elsewhere / 'artifacts'}" in lost.stderr, lost.stderr
+
+
+def test_tenant_build_hint_runs_as_typed(workspace: dict[str, str], tenant_build) -> None:
+    rc, _, terminal = tenant_build
+    assert rc == 0, terminal
+    hint = hint_of(terminal)
+    res = run_as_typed(hint, REPO)
+    assert res.returncode == 0, res.stderr
+    assert "orders" in res.stdout

@@ -108,6 +108,9 @@ class _Builder:
         self.seen: set[str] = set()
         self.id_db = f"{db.name}@{db.schema_version}" if db.schema_version else db.name
         self._names = {t.name.lower(): t.name for t in db.tables}
+        # "<docs folder>/": messages name the file as the build found it; a chunk names it
+        # relative to the docs folder, so answers (source_url) never carry the build's local path
+        self.docs_prefix = ""
 
     def mentioned(self, text: str) -> set[str]:
         return {self._names[w.lower()] for w in _WORDS.findall(text) if w.lower() in self._names}
@@ -156,7 +159,7 @@ class _Builder:
             related_tables=tuple(sorted(related)),
             keywords=tuple(kw),
             tokens=estimate_tokens(text),
-            source_path=source,
+            source_path=source.removeprefix(self.docs_prefix),
             title=title,
             start_line=line,
         )
@@ -355,6 +358,7 @@ def chunk_database(
     """
     config = config or ChunkingConfig()
     b = _Builder(db, config)
+    b.docs_prefix = f"{docs_label}/"
     memo = ChunkMemo(
         cache, db, config.to_json(), docs_label, {f: t for f, t in doc_files.items() if f != "_index.md"}
     )

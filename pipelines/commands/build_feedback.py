@@ -13,15 +13,20 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemarag.assets.lib.progress import ProgressEvent, reporting
 from schemarag.runtime.core.errors import SchemaragError
 from schemarag.runtime.core.paths import did_you_mean, list_databases, schema_path
+
+if TYPE_CHECKING:
+    from schemarag.runtime.core.schema import Database
 
 STAGES = (
     "live_schema_snapshot",
@@ -148,23 +153,95 @@ def tenant_selection(
     return mine, [db for db in skipped if db not in mine]
 
 
-def next_step(built: list[tuple[str, str]], data: Path) -> str:
-    """The command to try next, for the first database that is now published.
+_PLAIN = re.compile(r"[\w\s,.?'%:/()-]*")  # safe between double quotes in any shell
+_LAYER_PREFIX = re.compile(r"^(?:stg|fct|fact|dim|int|raw|src|base|mart|rpt|agg)_+", re.I)
+_TIME_WORDS = ("date", "time", "timestamp", "created", "updated")
 
-    ``built`` is ``[(database, tenant or "")]`` of databases whose index is published.
+
+def _shell(arg: str) -> str:
+    """``arg`` as a shell reads it back: a plain question in double quotes, anything else quoted."""
+    return f'"{arg}"' if _PLAIN.fullmatch(arg) else shlex.quote(arg)
+
+
+def _words(name: str) -> str:
+    """``analytics.stg_shopify__orders`` -> ``shopify orders``: a table as a question names it."""
+    last = name.rsplit(".", 1)[-1].rstrip("*_")
+    return re.sub(r"_+", " ", _LAYER_PREFIX.sub("", last)).strip() or last
+
+
+def question_from_tables(schema: Database) -> str:
+    """A question the index can answer, from its own tables: a declared join first
+    ("how many orders are there for each customer?"), else a time column, else a table."""
+    for table in schema.tables:
+        for col in table.columns:
+            fk = col.foreign_key
+            if fk is not None and fk.table.lower() != table.name.lower():
+                return f"how many {_words(table.name)} are there for each {_words(fk.table)}?"
+    for table in schema.tables:
+        for col in table.columns:
+            if any(w in col.name.lower() for w in _TIME_WORDS) or col.name.lower().endswith("_at"):
+                return f"which {_words(table.name)} are the most recent by {_words(col.name)}?"
+    table = schema.tables[0]
+    return f"list the {_words(table.name)} with their {_words(table.columns[0].name)}"
+
+
+def _question(db: str, tenant: str, data: Path, artifacts: Path | None) -> str:
+    """The bundled sample's first question when there is one, else one from the published index's
+    own tables (its schema.json, so a live datasource gets one too), else the schema file's."""
+    sample = data.parent / "questions" / f"{db}.jsonl"  # the bundled samples have one; others may not
+    try:
+        first = json.loads(sample.read_text(encoding="utf-8").splitlines()[0])
+        if isinstance(first, dict) and str(first.get("question") or "").strip():
+            return str(first["question"]).strip()
+    except (OSError, ValueError, IndexError):
+        pass
+    from schemarag.runtime.artifact.reader import current_key
+    from schemarag.runtime.core.paths import database_artifacts
+    from schemarag.runtime.core.schema import load_schema
+
+    candidates = []
+    if artifacts is not None:
+        try:
+            root = database_artifacts(artifacts, db, tenant or None)
+            key = current_key(root)
+            if key is not None:
+                candidates.append(root / key / "schema.json")
+        except SchemaragError:
+            pass
+    candidates.append(schema_path(data, db))
+    for path in candidates:
+        try:
+            return question_from_tables(load_schema(path))
+        except (SchemaragError, OSError, IndexError):
+            continue
+    return "show me the most recent records"
+
+
+def next_step(
+    built: list[tuple[str, str]],
+    data: Path,
+    *,
+    artifacts: Path | None = None,
+    data_flag: str | None = None,
+    artifacts_flag: str | None = None,
+) -> str:
+    """The command to try next, for the first database that is now published, with the
+    ``--data``/``--artifacts`` the user gave (``data_flag``/``artifacts_flag``, as typed), so it
+    runs as printed; the question comes from that database's own tables.
+
+    ``built`` is ``[(database, tenant or "")]`` of databases whose index is published;
+    ``artifacts`` is the local artifacts folder the build wrote.
     """
     if not built:
         return "next: fix the errors above, then run `schemarag build` again"
     db, tenant = built[0]
-    flag = f" --tenant {tenant}" if tenant else ""
-    question = "show me the most recent records"
-    sample = data.parent / "questions" / f"{db}.jsonl"  # the bundled samples have one; others may not
-    try:
-        first = json.loads(sample.read_text(encoding="utf-8").splitlines()[0])
-        question = str(first.get("question") or question) if isinstance(first, dict) else question
-    except (OSError, ValueError, IndexError):
-        pass
-    return f'next: schemarag retrieve --db {db}{flag} "{question}"'
+    words = ["schemarag", "retrieve"]
+    if data_flag:
+        words += ["--data", data_flag]
+    if artifacts_flag:
+        words += ["--artifacts", artifacts_flag]
+    words += ["--db", db] + (["--tenant", tenant] if tenant else [])
+    return f"next: {shlex.join(words)} {_shell(_question(db, tenant, data, artifacts))}"
 
 
 def unknown_database_hint(db: str, data: Path, datasources: str | None) -> str:

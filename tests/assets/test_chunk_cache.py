@@ -74,14 +74,16 @@ def test_cache_key_changes_with_the_chunking_config(
 
 
 def test_docs_label_is_part_of_the_key(tmp_path: Path, ecommerce: tuple[dict, dict[str, str]]) -> None:
-    """``source_path`` names the docs folder, so a moved folder must not replay old paths."""
+    """A moved docs folder re-parses (messages name the folder), and ``source_path`` names the
+    file relative to the docs folder either way: answers never carry the build's local path."""
     schema, docs = ecommerce
     db = parse_schema(schema)
     with ChunkCache(tmp_path / "c.sqlite") as cache:
-        chunk_database(db, docs, docs_label="old/docs", cache=cache)
-        moved = chunk_database(db, docs, docs_label="new/docs", cache=cache)
+        before = chunk_database(db, docs, docs_label="/home/dev/old/docs", cache=cache)
+        moved = chunk_database(db, docs, docs_label="/home/dev/new/docs", cache=cache)
     assert moved.parsed == sorted(docs)
-    assert {c.source_path.split("/")[0] for c in moved.chunks if c.source_path} == {"new"}
+    assert {c.source_path for c in moved.chunks if c.source_path} <= set(docs)
+    assert moved.chunks == before.chunks
 
 
 def test_a_new_foreign_key_reparses_the_tables_it_touches(

@@ -243,7 +243,7 @@ def test_five_column_subsections_give_five_column_chunks() -> None:
     result = chunk_database(SHOP, {"users.md": USERS_MD})
     cols = _by(result.chunks, table="users", chunk_type="column")
     assert [c.column for c in cols] == ["id", "email", "country", "createdAt", "full_name"]
-    assert all(c.source_path == "docs/users.md" for c in cols)
+    assert all(c.source_path == "users.md" for c in cols)  # relative to the docs folder
     assert "Login e-mail, unique." in _by(cols, column="email")[0].text
     assert _by(cols, column="id")[0].start_line == 11
 
@@ -306,7 +306,7 @@ def test_undocumented_columns_get_schema_chunks_and_documented_ones_do_not_repea
     cols = _by(result.chunks, table="orders", chunk_type="column")
     assert sorted(c.column for c in cols) == ["id", "status", "user_id"]
     (status,) = _by(cols, column="status")
-    assert status.source_path == "docs/orders.md"
+    assert status.source_path == "orders.md"
     (user_id,) = _by(cols, column="user_id")
     assert user_id.source_path == "" and "References users.id" in user_id.text
     off = chunk_database(SHOP, {"orders.md": ORDERS_MD}, ChunkingConfig(schema_column_chunks=False))

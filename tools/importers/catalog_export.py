@@ -392,5 +392,5 @@ def import_catalog_export(
     report.files += write_database(db, out, all_columns_in_docs=False)
     report.add(db)
     for warning in report.warnings:
-        log.warning("%s", warning)
+        log.debug("%s", warning)  # the CLI prints them summarized (warning_summary)
     return report

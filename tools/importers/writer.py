@@ -192,5 +192,5 @@ def import_catalog(
         write_inputs(out, db.name, {m: inputs[m] for m in members})
         report.add(db)
     for warning in report.warnings:
-        log.warning("%s", warning)
+        log.debug("%s", warning)  # the CLI prints them summarized (warning_summary)
     return report

@@ -162,5 +162,5 @@ def _import_dbt(
     report.files += write_database(db, out, sections)
     report.add(db)
     for warning in report.warnings:
-        log.warning("%s", warning)
+        log.debug("%s", warning)  # the CLI prints them summarized (warning_summary)
     return report

@@ -109,6 +109,8 @@ def expanded_nodes(data: Any, source: object, limits: ImportLimits | None = None
     rendered 10^9 nodes: issue 39). Sizes are memoised per object, so this is linear in the
     objects loaded, iterative (no recursion on deep nesting), and stops at ``limits.yaml_nodes``
     or ``limits.depth``; a structure that contains itself expands forever and is refused too."""
+    if not isinstance(data, (list, dict)):  # a scalar, or None for an empty file (tpch001's packages.yml)
+        return 1
     limits = limits or active_limits()
     sizes: dict[int, int] = {}
     on_path: set[int] = set()

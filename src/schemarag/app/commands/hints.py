@@ -11,14 +11,17 @@ Retriever keep their plain, non-revealing messages.
 Example:
     >>> from pathlib import Path
     >>> missing_index_message("x", Path("/nonexistent"), None, Path("/nonexistent"))
-    "no index for 'x' in the default namespace and no schema file /nonexistent/x.json; ..."
+    "no index for 'x' in the default namespace of /nonexistent and no schema file /nonexistent/x.json; ..."
 """
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from schemarag.runtime.core.paths import (
+    artifacts_dir,
+    data_dir,
     did_you_mean,
     list_databases,
     published_databases,
@@ -28,13 +31,28 @@ from schemarag.runtime.core.paths import (
 )
 
 
-def _where(tenant: str | None) -> str:
-    return f"under tenant {tenant!r}" if tenant else "in the default namespace"
+def _where(tenant: str | None, artifacts: Path) -> str:
+    """Where the index was looked for, with the folder: a hint typed without ``--artifacts``
+    looked in another folder than the build wrote, and this is how the user sees it."""
+    folder = artifacts.absolute()
+    return f"under tenant {tenant!r} in {folder}" if tenant else f"in the default namespace of {folder}"
+
+
+def _build_command(db: str, tenant: str | None, artifacts: Path, data: Path) -> str:
+    """``schemarag build --db X`` with the folders this command used when they are not the
+    defaults, so the fix runs as printed from anywhere."""
+    words = ["schemarag", "build"]
+    if data.absolute() != data_dir(None).absolute():
+        words += ["--data", str(data)]
+    if artifacts.absolute() != artifacts_dir(None).absolute():
+        words += ["--artifacts", str(artifacts)]
+    words += ["--db", db] + (["--tenant", tenant] if tenant else [])
+    return shlex.join(words)
 
 
 def missing_index_message(db: str, artifacts: Path, tenant: str | None, data: Path) -> str:
     """One line: what is missing and the command that fixes it."""
-    head = f"no index for {db!r} {_where(tenant)}"
+    head = f"no index for {db!r} {_where(tenant, artifacts)}"
     if tenant is not None and tenant not in tenants(artifacts):
         known = tenants(artifacts)
         head = f"{head}: no tenant {tenant!r} has been built in {artifacts}"
@@ -51,8 +69,7 @@ def missing_index_message(db: str, artifacts: Path, tenant: str | None, data: Pa
     if tenant is not None and db in published_databases(artifacts):
         return f"{head}; it exists in the default namespace: drop --tenant {tenant}"
     if schema_path(data, db).is_file():
-        flag = f" --tenant {tenant}" if tenant else ""
-        return f"{head}; {schema_path(data, db)} exists: run `schemarag build --db {db}{flag}`"
+        return f"{head}; {schema_path(data, db)} exists: run `{_build_command(db, tenant, artifacts, data)}`"
     candidates = set(published_databases(artifacts, tenant)) | set(list_databases(data))
     suggestion = did_you_mean(db, candidates)
     if suggestion:

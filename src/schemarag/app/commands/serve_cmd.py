@@ -59,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
 
         key, line = new_key(args.new_key or None)
         print(f"API key (give it to the client; it is not stored anywhere): {key}")
-        print(f"grant it with:  {line}")
-        hexdigest = line.rsplit(":", 1)[1].rstrip('"')
+        print("grant it in the shell that starts the server (other keys: join them with commas):")
+        print(line)
+        hexdigest = line.rsplit(":", 1)[1].rstrip("'")
         print(f'or in a keys file:\n[[keys]]\ntenant = "{args.new_key}"\nsha256 = "{hexdigest}"')
         return 0
 

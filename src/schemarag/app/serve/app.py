@@ -59,6 +59,13 @@ def _mount_mcp(app: FastAPI, state: ServerState) -> contextlib.AbstractAsyncCont
         host=s.host,
     )
     app.router.routes.extend(sub.routes)
+    # "/mcp/" answers as "/mcp" does: no 307 to follow (clients that do not follow a POST's
+    # redirect, or follow it without the body, would see the MCP endpoint as broken)
+    from starlette.routing import Route
+
+    for route in sub.routes:
+        if isinstance(route, Route) and route.path == "/mcp":
+            app.router.routes.append(Route("/mcp/", endpoint=route.endpoint, methods=route.methods))
     return mcp.session_manager.run()
 
 

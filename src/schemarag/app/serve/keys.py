@@ -15,7 +15,9 @@ digest is compared with *every* entry by :func:`hmac.compare_digest`, so timing 
 which entry matched nor how many bytes did.
 
 >>> key, line = new_key("acme")
->>> store = KeyStore.parse_env(line.split(" = ", 1)[1].strip('"'))
+>>> line.startswith("export SCHEMARAG_SERVE_API_KEYS='acme=sha256:")
+True
+>>> store = KeyStore.parse_env(line.split("=", 1)[1].strip("'"))
 >>> store.tenant_for(key).tenant, store.tenant_for("wrong")
 ('acme', None)
 """
@@ -51,11 +53,12 @@ def digest(key: str) -> str:
 
 
 def new_key(tenant: str | None) -> tuple[str, str]:
-    """A fresh random key and the environment line that grants it (only its hash is stored)."""
+    """A fresh random key and the shell line that grants it (only its hash is stored):
+    ``export SCHEMARAG_SERVE_API_KEYS='acme=sha256:HEX'``, which a POSIX shell takes as printed."""
     if tenant:
         check_name(tenant, "tenant")
     key = KEY_PREFIX + secrets.token_urlsafe(32)
-    return key, f'SCHEMARAG_SERVE_API_KEYS = "{tenant or ""}=sha256:{digest(key)}"'
+    return key, f"export SCHEMARAG_SERVE_API_KEYS='{tenant or ''}=sha256:{digest(key)}'"
 
 
 def _entry(tenant: object, hexdigest: object, where: str) -> tuple[str, Principal]:

@@ -26,7 +26,7 @@ from schemarag.runtime.artifact.format import CURRENT
 from schemarag.runtime.core.embedding.embedder import Embedder, ModelSpec
 from schemarag.runtime.core.errors import ConfigError, InvalidNameError, SchemaragError
 from schemarag.runtime.core.names import is_reserved
-from schemarag.runtime.core.paths import database_artifacts
+from schemarag.runtime.core.paths import database_artifacts, did_you_mean
 from schemarag.runtime.ranking.config import TableFocus
 from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult
@@ -59,6 +59,17 @@ class Observer:
 
 def llm_configured() -> bool:
     return bool(os.environ.get(LLM_SETTING, "").strip())
+
+
+def table_hint(name: str, tables: list[str]) -> str:
+    """``" (did you mean 'SALES.ORDERS'?)"`` for a table name as the CLI's validator suggests it:
+    the qualified names that end with what was written first, else the closest name."""
+    ending = "." + name.lower()
+    hits = [t for t in tables if t.lower().endswith(ending)]
+    if hits:
+        return f" (did you mean {' or '.join(map(repr, hits[:3]))}?)"
+    close = did_you_mean(name, tables)
+    return f" ({close.removeprefix('; ')})" if close else ""
 
 
 class SchemaService:
@@ -105,8 +116,11 @@ class SchemaService:
         return r
 
     def _open_retriever(self, principal: Principal, db: str) -> Retriever:
+        # the suggestion comes from the caller's own namespace only (tenancy is a boundary)
+        hint = did_you_mean(db, self.database_names(principal))
         not_found = DatabaseNotFoundError(
-            f"database {db!r} not found; list_databases (GET /v1/databases) shows yours"
+            f"database {db!r} not found{hint + ' ' if hint else '; '}"
+            "list_databases (GET /v1/databases) shows yours"
         )
         try:
             folder = database_artifacts(self.artifacts, db, principal.tenant)
@@ -239,8 +253,11 @@ class SchemaService:
             t = schema.table(name)
             (canon if t is not None else unknown).append(t.name if t is not None else name)
         if unknown:
+            named = ", ".join(
+                f"{name!r}{table_hint(name, [t.name for t in schema.tables])}" for name in unknown
+            )
             raise InputTooLargeError(
-                f"unknown table(s) {', '.join(map(repr, unknown))} in database {schema.name!r}; "
+                f"unknown table(s) {named} in database {schema.name!r}; "
                 "POST /v1/schema with a question lists the relevant ones"
             )
         canon = list(dict.fromkeys(canon))
