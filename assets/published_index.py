@@ -14,6 +14,7 @@ from schemarag.assets.chunk_embeddings import ChunkEmbeddings
 from schemarag.assets.lib import progress
 from schemarag.assets.lib.artifact_store import ArtifactPayload, prune, publish, read_current, write_artifact
 from schemarag.assets.lib.chunking import ChunkSet
+from schemarag.assets.lib.history_arrays import HistoryArrays
 from schemarag.assets.lib.remote_store import publish_remote, upload_version
 from schemarag.assets.lib.tables_cache import TablesCache, tables_cache_dir
 from schemarag.assets.lib.worker_copy import for_this_machine
@@ -50,9 +51,11 @@ def publish_index(
     keep: int = 3,
     write_lance: bool = True,
     tables_cache: TablesCache | None = None,
+    history: HistoryArrays | None = None,
 ) -> PublishOutcome:
     """Write (unless the key exists), point CURRENT at it, prune old versions. ``tables_cache``
-    supplies ``tables.parquet`` when the schema bytes are unchanged (:mod:`.lib.tables_cache`)."""
+    supplies ``tables.parquet`` when the schema bytes are unchanged (:mod:`.lib.tables_cache`);
+    ``history``: the query history's arrays (None: the database has none)."""
     previous = read_current(root)
     if snap.existing or bm25 is None or vectors is None:
         path, built = root / snap.key, False
@@ -71,6 +74,7 @@ def publish_index(
             inputs=snap.inputs,
             tenant=snap.tenant,
             warnings=chunks.warnings,
+            history=history,
         )
         path, built = write_artifact(root, payload, write_lance=write_lance, tables_cache=tables_cache)
     if previous != snap.key:
@@ -135,6 +139,7 @@ def published_index(
     doc_chunks: ChunkSet,
     bm25_statistics: BM25Statistics | None,
     chunk_embeddings: ChunkEmbeddings | None,
+    query_history: HistoryArrays | None,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """``artifacts/<db>/<key>/`` (Parquet, BM25 arrays, vectors, LanceDB) and the CURRENT pointer.
 
@@ -161,6 +166,7 @@ def published_index(
                 index_paths.artifacts_path(), source_snapshot.database.name, source_snapshot.tenant
             )
         ),
+        history=query_history,
     )
     results, info = check_published(out.path)
     remote = index_paths.remote_artifacts()

@@ -7,6 +7,7 @@ from schemarag.assets.chunk_embeddings import chunk_embeddings
 from schemarag.assets.doc_chunks import doc_chunks
 from schemarag.assets.live_schema import live_schema_snapshot
 from schemarag.assets.published_index import published_index
+from schemarag.assets.query_history import query_history
 from schemarag.assets.resources import EmbeddingModel, IndexPaths
 from schemarag.assets.schema_embeddings import schema_embeddings
 from schemarag.assets.source_snapshot import source_snapshot
@@ -17,6 +18,7 @@ INDEX_ASSETS = [
     live_schema_snapshot,
     source_snapshot,
     doc_chunks,
+    query_history,
     bm25_statistics,
     chunk_embeddings,
     published_index,

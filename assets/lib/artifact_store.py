@@ -36,12 +36,21 @@ from typing import Any
 import numpy as np
 
 from schemarag import __version__
+from schemarag.assets.lib.history_arrays import HistoryArrays
 from schemarag.assets.lib.tables_cache import TablesCache, tables_key
 from schemarag.runtime.artifact.chunk_model import CHUNK_FIELDS, Chunk
 from schemarag.runtime.artifact.format import (
     CURRENT,
     DEFAULT_COLUMN_VECTORS,
     FORMAT_VERSION,
+    HISTORY_COLUMNS,
+    HISTORY_EXAMPLE_COLUMNS,
+    HISTORY_EXAMPLE_INDPTR,
+    HISTORY_EXAMPLE_TABLES,
+    HISTORY_EXAMPLES,
+    HISTORY_JOINS,
+    HISTORY_PAIRS,
+    HISTORY_TABLES,
     LANCE_DIR,
     LANCE_TABLE,
     MANIFEST,
@@ -75,6 +84,7 @@ class ArtifactPayload:
     inputs: dict[str, Any]
     tenant: str | None = None
     warnings: list[str] = field(default_factory=list)
+    history: HistoryArrays | None = None  # None: no imported query history, no history files
 
 
 def _fault(point: str) -> None:
@@ -259,6 +269,9 @@ def _write_staged(
         "embeddings.npy": np.ascontiguousarray(payload.embeddings, dtype=np.float32),
         "chunk_table.npy": _chunk_table(payload),
     }
+    if payload.history is not None:
+        arrays |= _history_arrays(payload.history)
+        _write_history_examples(payload.history, staging / HISTORY_EXAMPLES)
     for name, arr in arrays.items():
         np.save(staging / name, arr, allow_pickle=False)
     if write_lance:
@@ -278,6 +291,35 @@ def _write_staged(
         raise
     _fsync_path(db_root)
     return final, True
+
+
+def _history_arrays(history: HistoryArrays) -> dict[str, np.ndarray]:
+    """The history's ``.npy`` files (runtime/artifact/format.py ``HISTORY_*``)."""
+    return {
+        HISTORY_TABLES: np.ascontiguousarray(history.tables, dtype=np.int64),
+        HISTORY_PAIRS: np.ascontiguousarray(history.pairs, dtype=np.int64),
+        HISTORY_JOINS: np.ascontiguousarray(history.joins, dtype=np.int64),
+        HISTORY_COLUMNS: np.ascontiguousarray(history.columns, dtype=np.int64),
+        HISTORY_EXAMPLE_INDPTR: np.ascontiguousarray(history.example_indptr, dtype=np.int64),
+        HISTORY_EXAMPLE_TABLES: np.ascontiguousarray(history.example_tables, dtype=np.int32),
+    }
+
+
+def _write_history_examples(history: HistoryArrays, path: Path) -> None:
+    """``history_examples.parquet``: one row per example chunk, in the history's order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    types = {
+        "example_id": pa.string(),
+        "question": pa.string(),
+        "sql": pa.string(),
+        "tables": pa.list_(pa.string()),
+        "runs": pa.int64(),
+        "text": pa.string(),
+    }
+    columns = {c: pa.array(history.examples[c], type=types[c]) for c in HISTORY_EXAMPLE_COLUMNS}
+    pq.write_table(pa.table(columns), path)
 
 
 def _chunk_table(payload: ArtifactPayload) -> np.ndarray:
@@ -314,6 +356,8 @@ def _manifest(payload: ArtifactPayload, folder: Path) -> dict[str, Any]:
         },
         "warnings": payload.warnings,
         "files": file_checksums(folder),
+        # only with an imported query history: a database without one keeps the manifest it had
+        **({"history": payload.history.summary} if payload.history is not None else {}),
     }
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from schemarag.assets.lib.chunking import ChunkingConfig, read_doc_bytes
 from schemarag.assets.lib.embed_plan import plan_params, plan_params_for
 from schemarag.assets.lib.gc_pause import without_gc
+from schemarag.assets.lib.history_arrays import history_params
 from schemarag.assets.lib.join_inference import (
     declares_keys,
     declares_keys_raw,
@@ -21,8 +22,8 @@ from schemarag.assets.lib.join_inference import (
     join_params,
 )
 from schemarag.runtime.artifact.format import MANIFEST, compute_key
-from schemarag.runtime.core.errors import SchemaFileError
-from schemarag.runtime.core.paths import database_artifacts, docs_dir, schema_path
+from schemarag.runtime.core.errors import SchemaFileError, SchemaragError
+from schemarag.runtime.core.paths import database_artifacts, docs_dir, history_dir, schema_path
 from schemarag.runtime.core.schema import Database, parse_schema
 from schemarag.runtime.core.text_tokens import TOKENIZER_CONFIG
 
@@ -43,6 +44,8 @@ class SourceSnapshot:
     tenant: str | None = None
     root: Path = Path()
     warnings: list[str] = field(default_factory=list)
+    # the imported query history's folder when there is one (its hash is in ``params``)
+    history: Path | None = None
 
 
 def build_params(
@@ -99,6 +102,10 @@ def built_key(
         columns, chunking.embed_all_columns_up_to, column_vectors
     )
     params |= join_params(declares_keys_raw(decoded))
+    try:
+        params |= history_params(data, db, tenant or own_tenant)
+    except SchemaragError:
+        return None
     key = compute_key(raw, docs, params, model)
     root = database_artifacts(artifacts, db, tenant or own_tenant)
     return (key, root) if (root / key / MANIFEST).is_file() else None
@@ -134,6 +141,9 @@ def read_sources(
     ddir = docs_dir(data, db)
     docs, warnings = read_doc_bytes(ddir, chunking.max_doc_bytes)
     params = build_params(chunking, database, column_vectors)
+    tenant = tenant or database.tenant
+    # only a database with an imported query history gets its hash in the key
+    params |= history_params(data, db, tenant)
     key = compute_key(raw, docs, params, model)
     schema_bytes = raw
     if "join_inference" in params:  # no declared keys: the index gets inferred ones (docs/ranking.md)
@@ -144,7 +154,9 @@ def read_sources(
         "schema": {"path": str(spath), "sha256": hashlib.sha256(raw).hexdigest()},
         "docs": {n: hashlib.sha256(b).hexdigest() for n, b in sorted(docs.items())},
     }
-    tenant = tenant or database.tenant
+    history = history_dir(data, db, tenant) if "query_history" in params else None
+    if history is not None:
+        inputs["query_history"] = {"path": str(history), **params["query_history"]}
     root = database_artifacts(artifacts, db, tenant)
     return SourceSnapshot(
         database=database,
@@ -159,4 +171,5 @@ def read_sources(
         tenant=tenant,
         root=root,
         warnings=warnings,
+        history=history,
     )

@@ -14,6 +14,8 @@ An artifact is an immutable folder ``<db root>/<key>/`` holding:
 ``embeddings.npy``         float32 [chunks x dimension], L2-normalised
 ``chunk_table.npy``        int32 table index per chunk (-1 = database-level chunk)
 ``lance/``                 LanceDB table ``chunks`` (vectors + full-text index)
+``history_*``              only when the database has an imported query history
+                           (:data:`HISTORY_FILES`, docs/artifacts.md "Query history")
 ========================  ==========================================================
 
 ``<db root>/CURRENT`` names the published key. The key hashes every input byte and every
@@ -53,6 +55,30 @@ NPY_FILES = (
     "embeddings.npy",
     "chunk_table.npy",
 )
+
+# The query history's arrays (docs/artifacts.md "Query history"), written only when the database
+# has an imported history (docs/query-history.md); an index without one lists none of them and
+# its key and files are what they were before histories existed. Every count pair is
+# (runs: sum of the statements' ``count``, statements: distinct rows of ``queries.parquet``);
+# tables are row numbers of ``tables.parquet``, columns positions in that row's ``columns``.
+HISTORY_TABLES = "history_tables.npy"  # int64 [tables x 2]: runs, statements reading the table
+HISTORY_PAIRS = "history_pairs.npy"  # int64 [P x 4]: table a < table b, runs, statements
+HISTORY_JOINS = "history_joins.npy"  # int64 [J x 6]: left table, column, right table, column, runs, stmts
+HISTORY_COLUMNS = "history_columns.npy"  # int64 [C x 4]: table, column, runs, statements
+HISTORY_EXAMPLE_INDPTR = "history_example_indptr.npy"  # int64 [E + 1]: CSR row pointers
+HISTORY_EXAMPLE_TABLES = "history_example_tables.npy"  # int32 [nnz]: each example's tables
+HISTORY_NPY_FILES = (
+    HISTORY_TABLES,
+    HISTORY_PAIRS,
+    HISTORY_JOINS,
+    HISTORY_COLUMNS,
+    HISTORY_EXAMPLE_INDPTR,
+    HISTORY_EXAMPLE_TABLES,
+)
+HISTORY_EXAMPLES = "history_examples.parquet"  # one row per example chunk (question + SQL, or SQL)
+# its columns: ``text`` is the question and the SQL, or (no question) the tables read and the SQL
+HISTORY_EXAMPLE_COLUMNS = ("example_id", "question", "sql", "tables", "runs", "text")
+HISTORY_FILES = (*HISTORY_NPY_FILES, HISTORY_EXAMPLES)
 
 
 def compute_key(

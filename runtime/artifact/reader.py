@@ -21,6 +21,7 @@ import numpy as np
 from schemarag.runtime.artifact.chunk_model import Chunk
 from schemarag.runtime.artifact.ddl import TableDDL, assemble, ddl_keyword, table_note
 from schemarag.runtime.artifact.format import CURRENT, LANCE_DIR, MANIFEST, NPY_FILES, sha256_file
+from schemarag.runtime.artifact.history import QueryHistory, read_history
 from schemarag.runtime.artifact.manifest import Manifest, check_identity, read_manifest, read_pointer
 from schemarag.runtime.artifact.naming import join_like
 from schemarag.runtime.core.errors import ArtifactError, ChecksumMismatchError, ManifestMismatchError
@@ -142,6 +143,8 @@ class IndexArtifact:
     ddl: dict[str, TableDDL]
     _chunks: dict[str, list[Any]]  # chunks.parquet, column -> values in row order
     info: Manifest = field(repr=False)
+    # the imported query history's arrays (runtime/artifact/history.py); empty without one
+    history: QueryHistory = field(default_factory=QueryHistory.empty, repr=False)
 
     @property
     def key(self) -> str:
@@ -172,6 +175,7 @@ class IndexArtifact:
         schema = parse_schema(json.loads((folder / "schema.json").read_bytes()), folder / "schema.json")
         terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
         tables = read_rows(folder / "tables.parquet")
+        history = read_history(folder, info, [len(t["columns"]) for t in tables])
         return cls(
             path=folder,
             manifest=manifest,
@@ -190,6 +194,7 @@ class IndexArtifact:
             ddl=_table_ddl(tables, schema),
             _chunks=read_columns(folder / "chunks.parquet"),
             info=info,
+            history=history,
         )
 
     @cached_property

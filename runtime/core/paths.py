@@ -2,7 +2,8 @@
 
 Layout (see README "Artifacts"):
 
-- inputs: ``<data>/<db>.json`` and ``<data>/<db>/docs/*.md``
+- inputs: ``<data>/<db>.json`` and ``<data>/<db>/docs/*.md``; an imported query history in
+  ``<data>/<db>/history/`` (a tenant's: ``<data>/_tenants/<tenant>/<db>/history/``)
 - artifacts: ``<artifacts>/<db>/<key>/`` and ``<artifacts>/<db>/CURRENT``; a tenant's live
   datasources under ``<artifacts>/_tenants/<tenant>/<db>/``. Names must pass
   :func:`schemarag.runtime.core.names.check_name`, which refuses the reserved ``_tenants`` and
@@ -38,6 +39,20 @@ def schema_path(data: Path, db: str) -> Path:
 
 def docs_dir(data: Path, db: str) -> Path:
     return data / check_name(db, "database") / "docs"
+
+
+def history_dir(data: Path, db: str, tenant: str | None = None) -> Path:
+    """The stored query history of ``db`` (for ``tenant``), beside its schema (docs/query-history.md).
+
+    >>> history_dir(Path("data/schemas"), "shop").as_posix()
+    'data/schemas/shop/history'
+    >>> history_dir(Path("data/schemas"), "shop", "acme").as_posix()
+    'data/schemas/_tenants/acme/shop/history'
+    """
+    check_name(db, "database")
+    if tenant is None:
+        return data / db / "history"
+    return data / "_tenants" / check_name(tenant, "tenant") / db / "history"
 
 
 def database_artifacts(artifacts: Path, db: str, tenant: str | None = None) -> Path:

@@ -7,7 +7,14 @@ import dagster as dg
 from schemarag.assets.published_index import CHECKS
 from schemarag.pipelines.definitions import FANOUT_ASSETS, INDEX_ASSETS, defs
 
-ASSET_KEYS = {"source_snapshot", "doc_chunks", "bm25_statistics", "chunk_embeddings", "published_index"}
+ASSET_KEYS = {
+    "source_snapshot",
+    "doc_chunks",
+    "query_history",
+    "bm25_statistics",
+    "chunk_embeddings",
+    "published_index",
+}
 
 
 def test_definitions_load() -> None:
@@ -22,9 +29,11 @@ def test_graph_is_a_partitioned_chain_with_checks() -> None:
     graph = defs.resolve_asset_graph()
     key = dg.AssetKey
     assert graph.get(key("doc_chunks")).parent_keys == {key("source_snapshot")}
+    assert graph.get(key("query_history")).parent_keys == {key("source_snapshot")}
     assert graph.get(key("published_index")).parent_keys == {
         key("source_snapshot"),
         key("doc_chunks"),
+        key("query_history"),
         key("bm25_statistics"),
         key("chunk_embeddings"),
     }

@@ -13,10 +13,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from schemarag.assets.lib.query_history import FORMAT, VERSION, open_queries
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.tools.importers.limits import ImportLimitError, ImportLimits
 from schemarag.tools.importers.query_log import history_dir, import_queries
-from schemarag.tools.importers.query_log.layout import FORMAT, VERSION, open_queries
 
 SHOP = {
     "name": "shop",

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from schemarag.assets.lib.query_history import open_queries
 from schemarag.tools.importers.catalog_export import import_catalog_export
 from schemarag.tools.importers.query_log import history_dir, import_queries
-from schemarag.tools.importers.query_log.layout import open_queries
 
 JOIN = {
     "left_table": "customers",

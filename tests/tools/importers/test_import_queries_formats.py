@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from schemarag.assets.lib.query_history import open_queries
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.tools.importers.query_log import history_dir, import_queries
-from schemarag.tools.importers.query_log.layout import open_queries
 
 TABLES = [
     {"name": "orders", "columns": [{"name": "id"}, {"name": "customer_id"}, {"name": "amount"}]},

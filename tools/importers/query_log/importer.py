@@ -2,9 +2,9 @@
 
 Reads every SOURCE (:mod:`.sources`), parses each statement once (:mod:`.statements`), keeps one
 row per distinct normalized statement and question with its counts, and writes the versioned
-layout of :mod:`.layout` beside the database's schema. A re-import replaces the history;
-``append=True`` adds to it (the stored rows are parsed again with the new ones, so they are
-resolved against the current schema and deduplicated together).
+layout of :mod:`schemarag.assets.lib.query_history` beside the database's schema. A re-import
+replaces the history; ``append=True`` adds to it (the stored rows are parsed again with the new
+ones, so they are resolved against the current schema and deduplicated together).
 
 Memory follows the number of *distinct* statements, not the size of the log: each distinct row
 goes to a temporary spool file on first sight, and only its digest, counts and seen-times stay in
@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schemarag.assets.lib import query_history as layout
 from schemarag.runtime.core.errors import ImportFormatError, SchemaragError, SQLValidationError
 from schemarag.runtime.core.names import check_name
 from schemarag.runtime.core.paths import did_you_mean, list_databases, schema_path
 from schemarag.runtime.core.schema import Database, load_schema
 from schemarag.tools.importers.limits import DEFAULT_LIMITS, ImportLimits, Warnings
-from schemarag.tools.importers.query_log import layout
 from schemarag.tools.importers.query_log.sources import Record, Source, records, resolve_source
 from schemarag.tools.importers.query_log.statements import (
     SKIP_REASONS,

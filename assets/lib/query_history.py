@@ -1,9 +1,12 @@
 """The stored query history of one database: where it lives and what each file holds (version 1).
 
-``schemarag import queries`` writes it; the build reads it and never parses SQL again.
-docs/query-history.md describes the same layout for users.
+``schemarag import queries`` (:mod:`schemarag.tools.importers.query_log`) writes it; the build
+reads it (:mod:`.history_arrays`) and never parses SQL again. It lives in the build's library so
+both can import it (tools import assets, never the reverse). docs/query-history.md describes the
+same layout for users.
 
-Where, beside the database's schema (``<data>/<db>.json``)::
+Where, beside the database's schema (``<data>/<db>.json``;
+:func:`schemarag.runtime.core.paths.history_dir`)::
 
     <data>/<db>/history/manifest.json          # no tenant
     <data>/<db>/history/queries.parquet
@@ -59,26 +62,25 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.core.errors import ImportFormatError
-from schemarag.runtime.core.names import check_name
+from schemarag.runtime.core.paths import history_dir
 
 FORMAT = "schemarag-query-history"
 VERSION = 1
 MANIFEST = "manifest.json"
 QUERIES = "queries.parquet"
 
-
-def history_dir(data: Path, db: str, tenant: str | None = None) -> Path:
-    """The history folder of ``db`` (for ``tenant``) under the data folder ``data``.
-
-    >>> history_dir(Path("data/schemas"), "shop").as_posix()
-    'data/schemas/shop/history'
-    >>> history_dir(Path("data/schemas"), "shop", "acme").as_posix()
-    'data/schemas/_tenants/acme/shop/history'
-    """
-    check_name(db, "database")
-    if tenant is None:
-        return data / db / "history"
-    return data / "_tenants" / check_name(tenant, "tenant") / db / "history"
+__all__ = [
+    "FORMAT",
+    "MANIFEST",
+    "QUERIES",
+    "VERSION",
+    "arrow_schema",
+    "file_sha256",
+    "history_dir",
+    "open_queries",
+    "publish",
+    "read_manifest",
+]
 
 
 def arrow_schema() -> Any:

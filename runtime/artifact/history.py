@@ -1,0 +1,164 @@
+"""The query history's part of an index version, memory-mapped (issue 38; docs/artifacts.md).
+
+A version built from a database with an imported query history lists the files of
+:data:`~schemarag.runtime.artifact.format.HISTORY_FILES` in its manifest; one without lists none
+of them and reads as :meth:`QueryHistory.empty` (every array with zero rows). The arrays are
+checked once when the version is opened (shape, dtype, indices inside the schema), so a request
+only indexes them; the example chunks' text columns are decoded once, like ``chunks.parquet``.
+
+Counts come in pairs ``(runs, statements)``: the times the statements ran (the log's ``count``),
+and how many distinct stored statements did. Tables are row numbers of ``tables.parquet``
+(``IndexArtifact.table_names``), columns positions in that table's DDL column list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schemarag.runtime.artifact.format import (
+    HISTORY_COLUMNS,
+    HISTORY_EXAMPLE_COLUMNS,
+    HISTORY_EXAMPLE_INDPTR,
+    HISTORY_EXAMPLE_TABLES,
+    HISTORY_EXAMPLES,
+    HISTORY_FILES,
+    HISTORY_JOINS,
+    HISTORY_NPY_FILES,
+    HISTORY_PAIRS,
+    HISTORY_TABLES,
+    MANIFEST,
+)
+from schemarag.runtime.artifact.manifest import Manifest
+from schemarag.runtime.core.errors import ArtifactError
+
+# file -> (dtype, columns; None: one-dimensional)
+_SHAPES: dict[str, tuple[type, int | None]] = {
+    HISTORY_TABLES: (np.int64, 2),
+    HISTORY_PAIRS: (np.int64, 4),
+    HISTORY_JOINS: (np.int64, 6),
+    HISTORY_COLUMNS: (np.int64, 4),
+    HISTORY_EXAMPLE_INDPTR: (np.int64, None),
+    HISTORY_EXAMPLE_TABLES: (np.int32, None),
+}
+
+
+def _empty(name: str) -> np.ndarray:
+    dtype, width = _SHAPES[name]
+    if name == HISTORY_EXAMPLE_INDPTR:
+        return np.zeros(1, dtype=dtype)
+    return np.zeros((0, width) if width else 0, dtype=dtype)
+
+
+@dataclass(frozen=True, eq=False)
+class QueryHistory:
+    """What the version's query history says; every array has zero rows when there is none."""
+
+    tables: np.ndarray  # int64 [tables x 2]: runs, statements per table (0 rows: no history)
+    pairs: np.ndarray  # int64 [P x 4]: table a < table b, runs, statements; sorted by (a, b)
+    joins: np.ndarray  # int64 [J x 6]: left table, left column, right table, right column, runs, statements
+    columns: np.ndarray  # int64 [C x 4]: table, column, runs, statements; sorted by (table, column)
+    example_indptr: np.ndarray  # int64 [E + 1]: example i reads example_tables[indptr[i]:indptr[i+1]]
+    example_tables: np.ndarray  # int32 [nnz]: table indices
+    examples: dict[str, list[Any]] = field(repr=False)  # HISTORY_EXAMPLE_COLUMNS -> values
+    summary: dict[str, Any] = field(default_factory=dict, repr=False)  # the manifest's "history"
+
+    @classmethod
+    def empty(cls) -> QueryHistory:
+        return cls(
+            **{_FIELDS[name]: _empty(name) for name in HISTORY_NPY_FILES},
+            examples={c: [] for c in HISTORY_EXAMPLE_COLUMNS},
+        )
+
+    @property
+    def present(self) -> bool:
+        """Whether the version was built with a query history."""
+        return bool(self.summary)
+
+    @property
+    def n_examples(self) -> int:
+        return int(self.example_indptr.shape[0]) - 1
+
+    def example_table_indices(self, i: int) -> np.ndarray:
+        """Table indices example ``i`` reads."""
+        return self.example_tables[self.example_indptr[i] : self.example_indptr[i + 1]]
+
+
+_FIELDS = {
+    HISTORY_TABLES: "tables",
+    HISTORY_PAIRS: "pairs",
+    HISTORY_JOINS: "joins",
+    HISTORY_COLUMNS: "columns",
+    HISTORY_EXAMPLE_INDPTR: "example_indptr",
+    HISTORY_EXAMPLE_TABLES: "example_tables",
+}
+
+
+def _check(folder: Path, name: str, arr: np.ndarray) -> None:
+    dtype, width = _SHAPES[name]
+    shape_ok = arr.ndim == 2 and arr.shape[1] == width if width else arr.ndim == 1
+    if arr.dtype != dtype or not shape_ok:
+        expect = f"{np.dtype(dtype).name} [n x {width}]" if width else f"{np.dtype(dtype).name} [n]"
+        raise ArtifactError(
+            f"{folder / name}: {arr.dtype} {arr.shape}, expected {expect}; rebuild the artifact"
+        )
+
+
+def _in_range(folder: Path, name: str, values: np.ndarray, limit: np.ndarray | int) -> None:
+    if values.size and (values.min() < 0 or np.any(values >= limit)):
+        raise ArtifactError(f"{folder / name}: an index outside the schema; rebuild the artifact")
+
+
+def read_history(folder: Path, info: Manifest, column_counts: list[int]) -> QueryHistory:
+    """The history of the version in ``folder`` (files already verified against ``info``);
+    :meth:`QueryHistory.empty` when the manifest lists none. ``column_counts``: columns per
+    table, in ``tables.parquet`` order."""
+    listed = [name for name in HISTORY_FILES if name in info.files]
+    if not listed:
+        return QueryHistory.empty()
+    if len(listed) != len(HISTORY_FILES):
+        missing = sorted(set(HISTORY_FILES) - set(listed))
+        raise ArtifactError(f"{folder / MANIFEST}: 'files' lacks {', '.join(missing)}; rebuild the artifact")
+    from schemarag.runtime.artifact.parquet_rows import read_columns
+
+    mm: dict[str, np.ndarray] = {}
+    for name in HISTORY_NPY_FILES:
+        mm[name] = np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False))
+        _check(folder, name, mm[name])
+    n_tables = len(column_counts)
+    widths = np.asarray(column_counts, dtype=np.int64)
+    if mm[HISTORY_TABLES].shape[0] != n_tables:
+        raise ArtifactError(
+            f"{folder / HISTORY_TABLES}: {mm[HISTORY_TABLES].shape[0]} rows for {n_tables} tables; "
+            "rebuild the artifact"
+        )
+    for name, table_cols in ((HISTORY_PAIRS, (0, 1)), (HISTORY_JOINS, (0, 2)), (HISTORY_COLUMNS, (0,))):
+        for col in table_cols:
+            _in_range(folder, name, mm[name][:, col], n_tables)
+    for name, (t, c) in ((HISTORY_JOINS, (0, 1)), (HISTORY_JOINS, (2, 3)), (HISTORY_COLUMNS, (0, 1))):
+        arr = mm[name]
+        if arr.shape[0]:
+            _in_range(folder, name, arr[:, c], widths[arr[:, t]])
+    indptr, ex_tables = mm[HISTORY_EXAMPLE_INDPTR], mm[HISTORY_EXAMPLE_TABLES]
+    _in_range(folder, HISTORY_EXAMPLE_TABLES, ex_tables, n_tables)
+    examples = read_columns(folder / HISTORY_EXAMPLES)
+    n = len(examples.get("example_id", []))
+    if (
+        set(examples) != set(HISTORY_EXAMPLE_COLUMNS)
+        or indptr.shape[0] != n + 1
+        or indptr[0] != 0
+        or indptr[-1] != ex_tables.shape[0]
+        or np.any(np.diff(indptr) < 0)
+    ):
+        raise ArtifactError(
+            f"{folder / HISTORY_EXAMPLES}: does not match {HISTORY_EXAMPLE_INDPTR}; rebuild the artifact"
+        )
+    summary = info.model_extra.get("history") if info.model_extra else None
+    return QueryHistory(
+        **{_FIELDS[name]: mm[name] for name in HISTORY_NPY_FILES},
+        examples={c: examples[c] for c in HISTORY_EXAMPLE_COLUMNS},
+        summary=summary if isinstance(summary, dict) and summary else {"present": True},
+    )
