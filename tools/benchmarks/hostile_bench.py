@@ -55,8 +55,9 @@ ALIAS_BOMB = "  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
 ) + "  i: *a8\n"  # fmt: skip
 
 
-def _gzip(path: Path, pieces, level: int = 1) -> Path:
-    """Write the gzip of ``pieces`` (bytes) without holding it whole."""
+def write_gzip(path: Path, pieces, level: int = 1) -> Path:
+    """Write the gzip of ``pieces`` (bytes) without holding it whole (a bomb of any size in
+    constant memory; the import-limit tests build theirs with it too)."""
     comp = zlib.compressobj(level, zlib.DEFLATED, 31)
     with path.open("wb") as fh:
         for piece in pieces:
@@ -159,10 +160,12 @@ def _cases(tmp: Path) -> list[tuple[str, int, Callable[[], str]]]:
     def dbt(project: Path, manifest: Path | None = None) -> Callable[[], str]:
         return imported(lambda: import_dbt(project, tmp / f"out_{project.name}", manifest=manifest))
 
-    gzip_bomb = _gzip(tmp / "bomb.csv.gz", (b"a" * (1 << 20) for _ in range(1024)), level=9)
+    gzip_bomb = write_gzip(tmp / "bomb.csv.gz", (b"a" * (1 << 20) for _ in range(1024)), level=9)
     parquet_bomb = tmp / "bomb.parquet.gz"
     parquet_bomb.write_bytes(gzip_bomb.read_bytes())
-    repeated = _gzip(tmp / "repeated.csv.gz", [CATALOG_HEADER, *(b"s,t,c,INT,\n" for _ in range(300_000))])
+    repeated = write_gzip(
+        tmp / "repeated.csv.gz", [CATALOG_HEADER, *(b"s,t,c,INT,\n" for _ in range(300_000))]
+    )
     wide_header = tmp / "wide_header.csv"
     wide_header.write_bytes(b'table_name,column_name,"' + b"h" * 200_000 + b'"\nt,c,x\n')
     control = tmp / "control.csv"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,20 +17,11 @@ import pytest
 
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.schema import load_schema
+from schemarag.tools.benchmarks.hostile_bench import write_gzip
 from schemarag.tools.importers.catalog_export import import_catalog_export
 from schemarag.tools.importers.limits import ImportLimitError, ImportLimits, MiB
 
 HEADER = b"table_schema,table_name,column_name,data_type,column_comment\n"
-
-
-def _gzip_stream(path: Path, pieces, level: int = 1) -> Path:
-    """Write the gzip of ``pieces`` (an iterable of bytes) without holding it whole."""
-    comp = zlib.compressobj(level, zlib.DEFLATED, 31)
-    with path.open("wb") as fh:
-        for piece in pieces:
-            fh.write(comp.compress(piece))
-        fh.write(comp.flush())
-    return path
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -41,7 +31,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_a_line_without_end_stops_at_the_line_limit_in_one_line(tmp_path: Path) -> None:
     """The issue's bomb, 64 MiB here (the 1 GiB one is measured in SECURITY.md): no newline at all."""
-    bomb = _gzip_stream(tmp_path / "columns.csv.gz", (b"a" * MiB for _ in range(64)))
+    bomb = write_gzip(tmp_path / "columns.csv.gz", (b"a" * MiB for _ in range(64)))
     assert bomb.stat().st_size < 1 * MiB
     done = _cli("--columns", str(bomb), "--database", "d", "--out", str(tmp_path / "out"))
     assert done.returncode == 2, done.stderr
@@ -52,7 +42,7 @@ def test_a_line_without_end_stops_at_the_line_limit_in_one_line(tmp_path: Path) 
 
 def test_decompressed_bytes_are_bounded_while_streaming(tmp_path: Path) -> None:
     rows = (b"s,t%d,c,INT,\n" % i for i in range(200_000))
-    export = _gzip_stream(tmp_path / "columns.csv.gz", [HEADER, *rows])
+    export = write_gzip(tmp_path / "columns.csv.gz", [HEADER, *rows])
     with pytest.raises(ImportLimitError, match=r"decompressed size .*--max-decompressed-bytes") as exc:
         import_catalog_export(export, tmp_path / "out", database="d",
                               limits=ImportLimits(decompressed_bytes=1 * MiB))  # fmt: skip
@@ -87,7 +77,7 @@ def test_a_10_mb_comment_imports_cut_to_the_field_limit(tmp_path: Path) -> None:
 
 
 def test_a_repeated_row_gives_one_warning_line_with_a_count(tmp_path: Path) -> None:
-    export = _gzip_stream(tmp_path / "columns.csv.gz", [HEADER, *(b"s,t,c,INT,\n" for _ in range(300_000))])
+    export = write_gzip(tmp_path / "columns.csv.gz", [HEADER, *(b"s,t,c,INT,\n" for _ in range(300_000))])
     done = _cli("--columns", str(export), "--database", "d", "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     twice = [line for line in done.stderr.splitlines() if "listed twice" in line]

@@ -120,29 +120,20 @@ FORMATS: tuple[Format, ...] = (
         start_time=("stats_since",),
         label="PostgreSQL pg_stat_statements",
     ),
-    Format(
-        "bigquery",
-        signature=("query", "job_id"),
-        sql=("query",),
-        user=("user_email",),
-        start_time=("creation_time", "start_time"),
-        status=("state",),
-        ok_status=frozenset({"done"}),
-        error=("error_result", "error_result.reason", "error_reason"),
-        job_type=("job_type",),
-        label="BigQuery INFORMATION_SCHEMA.JOBS",
-    ),
-    Format(
-        "bigquery",
-        signature=("query", "statement_type"),
-        sql=("query",),
-        user=("user_email",),
-        start_time=("creation_time", "start_time"),
-        status=("state",),
-        ok_status=frozenset({"done"}),
-        error=("error_result", "error_result.reason", "error_reason"),
-        job_type=("job_type",),
-        label="BigQuery INFORMATION_SCHEMA.JOBS",
+    *(  # INFORMATION_SCHEMA.JOBS, recognised by job_id or (an export without it) statement_type
+        Format(
+            "bigquery",
+            signature=("query", key),
+            sql=("query",),
+            user=("user_email",),
+            start_time=("creation_time", "start_time"),
+            status=("state",),
+            ok_status=frozenset({"done"}),
+            error=("error_result", "error_result.reason", "error_reason"),
+            job_type=("job_type",),
+            label="BigQuery INFORMATION_SCHEMA.JOBS",
+        )
+        for key in ("job_id", "statement_type")
     ),
     Format(
         "generic",
