@@ -32,6 +32,7 @@ FLAVOURS: dict[str, str] = {
     "catalog": "a warehouse INFORMATION_SCHEMA export (CSV or Parquet) as schemas and docs",
     "queries": "a warehouse query log (.sql, .jsonl, query-history exports, dbt target/) as the "
     "stored history of one database",
+    "spider2": "a clone of the public Spider2 repository as the folder `schemarag eval --warehouse` reads",
 }
 
 
@@ -200,6 +201,52 @@ def _queries(parser: argparse.ArgumentParser) -> None:
     add_limit_flags(parser)
 
 
+def _spider2(parser: argparse.ArgumentParser) -> None:
+    """``import spider2``: benchmark data, not a schema; its own options (--out is required)."""
+    parser.add_argument(
+        "--source", required=True, metavar="DIR", help="<clone>/spider2-lite of xlang-ai/Spider2"
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="folder to write (<engine>/<db>/, questions.jsonl)"
+    )
+    parser.add_argument("--engines", metavar="LIST", help="bigquery,snowflake,sqlite (default: all)")
+    parser.add_argument("--dbs", metavar="LIST", help="databases as the questions name them (default: all)")
+    parser.add_argument(
+        "--gold",
+        metavar="FILE",
+        help="gold tables (default: <clone>/methods/gold-tables/spider2-lite-gold-tables.jsonl)",
+    )
+    parser.add_argument("--all-databases", action="store_true", help="also the databases no question names")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only the summary"
+    )
+
+
+def _run_spider2(args: argparse.Namespace) -> int:
+    from schemarag.tools.importers.spider2 import convert_spider2
+
+    def split(value: str | None) -> list[str] | None:
+        return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+    quiet = getattr(args, "quiet", False)
+    report = convert_spider2(
+        Path(args.source),
+        Path(args.out),
+        engines=split(args.engines),
+        dbs=split(args.dbs),
+        gold=Path(args.gold) if args.gold else None,
+        all_databases=args.all_databases,
+        progress=None if quiet else lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    print(report.summary(), file=sys.stderr)
+    if not quiet:
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        print("next: " + shlex.join(["schemarag", "eval", "--warehouse", str(args.out)]), file=sys.stderr)
+    print(args.out)
+    return 0
+
+
 def _run_queries(args: argparse.Namespace) -> int:
     from schemarag.tools.importers.limits import use_limits
     from schemarag.tools.importers.query_log import import_queries
@@ -240,6 +287,7 @@ _OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "dbt": _dbt,
     "catalog": _catalog,
     "queries": _queries,
+    "spider2": _spider2,
 }
 
 
@@ -248,7 +296,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for kind, help_text in FLAVOURS.items():
         p = sub.add_parser(kind, help=help_text, description=f"Import {help_text}.")
         _OPTIONS[kind](p)
-        if kind != "queries":  # queries names its own --data and has no --out
+        if kind not in ("queries", "spider2"):  # these name their own folders
             _common(p)
 
 
@@ -335,6 +383,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.kind == "queries":
         return _run_queries(args)
+    if args.kind == "spider2":
+        return _run_spider2(args)
     out = Path(args.out) if args.out else data_dir(args.data)
     started = time.perf_counter()
     report = _RUNNERS[args.kind](args, out)
