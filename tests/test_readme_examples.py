@@ -2,7 +2,8 @@
 
 Every ``schemarag retrieve`` line of a ``text`` block is run for real; where the README shows its
 output, every table it lists must be among the focused tables the command returns now (the
-first one first), and a table it marks ``[FK neighbour]`` must be one the ranking took as such.
+first one first), and a table it marks ``[FK neighbour of X]`` must be one the ranking took as
+such, after X.
 The Python block is executed against the same index, and the tables its comment names must be
 in the ranking. Scores and keys are not compared: they move with every model or data change.
 """
@@ -19,7 +20,7 @@ from schemarag.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SHOWN_TABLE = re.compile(r"^\s+\d\.\d{3}\s+([\w.]+): .*?(\[FK neighbour\])?$")
+SHOWN_TABLE = re.compile(r"^\s+\d+\.\s+\d\.\d{3}\s+([\w.]+): .*?(\[FK neighbour of ([\w.]+)\])?$")
 
 
 def _blocks(lang: str) -> list[str]:
@@ -58,11 +59,11 @@ def test_retrieve_example_returns_what_the_readme_shows(
 ) -> None:
     assert main([*argv, "--artifacts", str(built_artifacts)]) == 0
     actual = capsys.readouterr().out.splitlines()
-    listed = [(m.group(1), bool(m.group(2))) for m in map(SHOWN_TABLE.match, shown) if m]
-    got = {m.group(1): bool(m.group(2)) for m in map(SHOWN_TABLE.match, actual) if m}
-    for table, neighbour in listed:
+    listed = [(m.group(1), m.group(3)) for m in map(SHOWN_TABLE.match, shown) if m]
+    got = {m.group(1): m.group(3) for m in map(SHOWN_TABLE.match, actual) if m}
+    for table, joins in listed:
         assert table in got, f"README shows {table} for {argv}; the command now returns {list(got)}"
-        assert got[table] == neighbour, f"{table}: [FK neighbour] marker differs from the README"
+        assert got[table] == joins, f"{table}: [FK neighbour of ...] marker differs from the README"
     if listed:
         assert next(iter(got)) == listed[0][0]  # the best table is the one the README shows first
     if "unpaid invoices by sales rep" in argv:  # the issue's example: the rep and the invoices

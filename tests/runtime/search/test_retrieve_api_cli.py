@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -156,7 +157,7 @@ def test_cli_text_output(built_artifacts: Path, capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert "orders.created_at" in out and "timings (ms)" in out
     focused = out.split("focused tables (default focus, ", 1)[1].split("evidence: top ", 1)[0]
-    assert focused.splitlines()[1].split()[1] == "orders:"  # the best table first, with its columns
+    assert focused.splitlines()[1].split()[:3:2] == ["1.", "orders:"]  # the best table first, numbered
     assert main([*args, "What is the weather in Paris today?"]) == 0
     assert "no relevant documentation found" in capsys.readouterr().out
 
@@ -199,3 +200,24 @@ def test_runtime_import_does_not_load_dagster(built_artifacts: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_cli_lists_tables_in_rank_order_and_names_what_a_neighbour_joins(
+    built_artifacts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Numbers give the order (a neighbour follows the table it joins, whatever its score), and
+    an FK neighbour names that better-ranked kept table."""
+    args = ["retrieve", "--artifacts", str(built_artifacts), "--db", "b2b_saas"]
+    assert main([*args, "unpaid invoices by sales rep"]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if re.match(r"^\s+\d+\. \d\.\d{3}\s", line)]
+    assert [int(line.split()[0].rstrip(".")) for line in lines] == list(range(1, len(lines) + 1))
+    tables = [line.split()[2].rstrip(":") for line in lines]
+    neighbours = [
+        (table, m.group(1))
+        for table, line in zip(tables, lines, strict=True)
+        if (m := re.search(r"\[FK neighbour of ([\w.]+)\]", line))
+    ]
+    assert neighbours  # this question takes at least one (accounts with invoices)
+    for table, joined in neighbours:
+        assert tables.index(joined) < tables.index(table)

@@ -158,7 +158,7 @@ def test_adaptive_search_keeps_at_most_the_ceiling_and_says_so(
         main(["retrieve", "--artifacts", str(built_artifacts), "--db", "b2b_saas", "--adaptive", QUESTION])
         == 0
     )
-    assert f"(default focus, adaptive, {len(kept)} kept)" in capsys.readouterr().out
+    assert f"(default focus, adaptive, {len(kept)} kept; rank, score)" in capsys.readouterr().out
 
 
 def test_compact_is_never_larger_than_default_on_any_bundled_question(built_artifacts: Path) -> None:

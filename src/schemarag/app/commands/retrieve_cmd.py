@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 from schemarag.app.commands.hints import missing_index_message
 from schemarag.runtime.core.errors import ArtifactNotFoundError, ConfigError
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if m.nothing_relevant:
         print(f"  {m.message}")
     if result.ranking is not None:
-        _print_ranking(result.ranking, set(result.expanded_tables))
+        _print_ranking(result.ranking, set(result.expanded_tables), result.schema)
     else:
         if result.tables:
             print(f"tables: {', '.join(result.tables)}")
@@ -141,18 +142,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_ranking(ranking: TableRanking, neighbours: set[str]) -> None:
-    """The budgeted selection: per kept table, the columns shown as DDL and those named only;
-    a table the ranking took as a foreign-key neighbour of a better-ranked one says so, and a
-    collapsed shard family the shards the question's date names."""
+def _print_ranking(ranking: TableRanking, neighbours: set[str], schema: Any = None) -> None:
+    """The budgeted selection in rank order, numbered (the order is the ranking's, not the
+    score's: a foreign-key neighbour or join-path table follows the kept table it joins, and
+    says which); per kept table its evidence score, the columns shown as DDL and those named
+    only, and for a collapsed shard family the shards the question's date names."""
     cap = f", capped at {ranking.token_budget} tokens" if ranking.token_budget is not None else ""
     how = ", adaptive" if ranking.adaptive else ""
-    print(f"focused tables ({ranking.focus} focus{how}, {len(ranking.tables)} kept{cap}):")
-    for t in ranking.tables:
+    print(f"focused tables ({ranking.focus} focus{how}, {len(ranking.tables)} kept{cap}; rank, score):")
+    for rank, t in enumerate(ranking.tables, start=1):
         shown = ", ".join(ranking.columns.get(t, [])) or "-"
         named = ranking.compact.get(t, [])
         extra = f"  (+ {len(named)} named only)" if named else ""
-        via = "  [FK neighbour]" if t in neighbours else ""
-        print(f"  {ranking.scores.get(t, 0.0):.3f}  {t}: {shown}{extra}{via}")
+        via = f"  [FK neighbour{_joins(t, ranking.tables[: rank - 1], schema)}]" if t in neighbours else ""
+        print(f"  {rank:>2}. {ranking.scores.get(t, 0.0):.3f}  {t}: {shown}{extra}{via}")
         if t in ranking.shard_hints:  # a collapsed family: the shards the question's date names
             print(f"         {ranking.shard_hints[t]}")
+
+
+def _joins(table: str, before: list[str], schema: Any) -> str:
+    """`` of X`` for the better-ranked kept table ``table`` joins (the nearest before it), or ""."""
+    near = schema.neighbours(table) if schema is not None else set()
+    joined = [t for t in reversed(before) if t in near]
+    return f" of {joined[0]}" if joined else ""
