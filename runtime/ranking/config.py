@@ -132,10 +132,6 @@ class RankingConfig:
         table_ratio=0.3, columns_by_rank=(6, 3, 1), column_ratio=0.55, rest_tables="all", context_share=0.3
     )
 
-    def describe(self) -> dict[str, object]:
-        """The knobs as JSON-friendly values (reports carry the config they measured)."""
-        return asdict(self)
-
 
 SHIPPED = RankingConfig()
 

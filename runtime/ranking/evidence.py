@@ -21,10 +21,9 @@ from dataclasses import replace
 import numpy as np
 
 from schemarag.runtime.artifact.reader import IndexArtifact
-from schemarag.runtime.core.config import runtime_settings
 from schemarag.runtime.ranking.candidates import Candidates
 from schemarag.runtime.ranking.config import RankingConfig
-from schemarag.runtime.search.layer_prior import layer_weights
+from schemarag.runtime.search.layer_prior import apply_layer_prior, consumer_layer
 from schemarag.runtime.search.named_tables import named_tables
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
@@ -49,16 +48,9 @@ def table_scores(art: IndexArtifact, rel: np.ndarray, second_weight: float) -> n
     return out / np.float32(1.0 + second_weight)
 
 
-def layer_weights_of(art: IndexArtifact, config: RankingConfig) -> np.ndarray | None:
-    """The dbt layer weights per table under the config's setting (None: no layers, or off)."""
-    return layer_weights(art, config.layer_prior or runtime_settings().schemarag_layer_prior)
-
-
 def evidence(c: Candidates, config: RankingConfig) -> None:
     """Table scores from chunk relevances, times the dbt layer prior; reported as they are."""
-    scores = table_scores(c.art, c.rel, config.second_weight)
-    weights = layer_weights_of(c.art, config)
-    c.scores = scores if weights is None else scores * weights
+    c.scores = apply_layer_prior(c.art, table_scores(c.art, c.rel, config.second_weight), config.layer_prior)
     c.calibrated = c.scores
 
 
@@ -90,8 +82,7 @@ def name_boost(c: Candidates, config: RankingConfig) -> None:
         config.name_min_extension,
     )
     if config.name_boost > 0:
-        weights = layer_weights_of(c.art, config)
-        consumer = np.ones(len(c.art.table_names), dtype=bool) if weights is None else weights >= 1.0
+        consumer = consumer_layer(c.art, config.layer_prior)
         c.scores = c.scores + np.float32(config.name_boost) * (c.named & consumer)
     if config.named_exempt:
         c.keep_score = c.named

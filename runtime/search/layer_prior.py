@@ -105,23 +105,31 @@ def layer_weights(art: IndexArtifact, setting: str | None = None) -> np.ndarray 
 
 
 def apply_layer_prior(
-    art: IndexArtifact, scores: np.ndarray, env: Mapping[str, str] | None = None
+    art: IndexArtifact,
+    scores: np.ndarray,
+    setting: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> np.ndarray:
     """``scores`` (per table) times the layer weights the setting gives (unchanged without layers)."""
-    weights = _configured_weights(art, env)
+    weights = _configured_weights(art, setting, env)
     return scores if weights is None else scores * weights
 
 
-def consumer_layer(art: IndexArtifact, env: Mapping[str, str] | None = None) -> np.ndarray:
+def consumer_layer(
+    art: IndexArtifact, setting: str | None = None, env: Mapping[str, str] | None = None
+) -> np.ndarray:
     """Bool per table: at full layer weight (a mart or report, or any table of an index without
-    layers or with the prior off). The named-table boost (``ranking.evidence.name_boost``) lifts only these,
-    since a dbt project repeats one name in every layer."""
-    weights = _configured_weights(art, env)
+    layers or with the prior off). The named-table boost (``ranking.evidence.name_boost``) lifts
+    only these, since a dbt project repeats one name in every layer."""
+    weights = _configured_weights(art, setting, env)
     return np.ones(len(art.table_names), dtype=bool) if weights is None else weights >= 1.0
 
 
-def _configured_weights(art: IndexArtifact, env: Mapping[str, str] | None) -> np.ndarray | None:
-    """:func:`layer_weights` under ``SCHEMARAG_LAYER_PRIOR`` (the process environment, or ``env``)."""
+def _configured_weights(
+    art: IndexArtifact, setting: str | None, env: Mapping[str, str] | None
+) -> np.ndarray | None:
+    """:func:`layer_weights` under ``setting`` (``RankingConfig.layer_prior``), else
+    ``SCHEMARAG_LAYER_PRIOR`` (the process environment, or ``env``)."""
     from schemarag.runtime.core.config import runtime_settings
 
-    return layer_weights(art, runtime_settings(env).schemarag_layer_prior)
+    return layer_weights(art, setting or runtime_settings(env).schemarag_layer_prior)
