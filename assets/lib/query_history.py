@@ -55,12 +55,12 @@ failed import leaves the previous history as it was.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from schemarag.runtime.artifact.format import sha256_file as file_sha256
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.paths import history_dir
 
@@ -115,14 +115,6 @@ def arrow_schema() -> Any:
             ("source", pa.string()),
         ]
     )
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for piece in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(piece)
-    return digest.hexdigest()
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
