@@ -117,6 +117,8 @@ class RankingConfig:
     # budget: FK neighbours follow a kept table with this share of its score (declared keys;
     # inferred keys at inferred_ratio, None: never); join-path completion (None: one database only)
     neighbour_ratio: float = 0.5
+    # a neighbour pulled forward needs its own evidence >= neighbour_floor x the best table's (0: any)
+    neighbour_floor: float = 0.0
     inferred_ratio: float | None = None
     join_paths: bool | None = None
     join_path_hops: int = 3
@@ -124,6 +126,18 @@ class RankingConfig:
     # 1 + inferred_edge_base + inferred_edge_penalty x (1 - confidence)
     inferred_edge_base: float = 0.2
     inferred_edge_penalty: float = 1.0
+    # query history (history.py; a version without one: every value below is inert):
+    # popularity prior weight (0: off); co-usage completion (a table following a kept one that
+    # >= history_co_share of its statements also read, with >= history_co_ratio of its evidence;
+    # None: off); logged joins in the join graph at DECLARED_COST + history_join_extra (None: not
+    # used), and join-path completion over them in a union too (history_join_paths)
+    history_popularity: float = 0.0
+    history_co_weight: float = 0.0  # co-usage prior: score + weight x max(score(a) x P(t | a)), 0: off
+    history_co_top: int = 3  # ... over the question's best history_co_top tables a
+    history_co_share: float | None = None
+    history_co_ratio: float = 0.0
+    history_join_extra: float | None = None
+    history_join_paths: bool = False
     # what `adaptive=True` means, the table budget a caller gets by default, and the focuses
     adaptive: AdaptiveBudget = AdaptiveBudget(confidence=0.5, min_tables=5, sure_margin=0.7)
     table_budget: int = 15
@@ -238,6 +252,7 @@ PROVENANCE: dict[str, Provenance] = {
     "neighbour_ratio": _unmeasured(
         "a declared neighbour follows with half its table's evidence; never gridded"
     ),
+    "neighbour_floor": _unmeasured("set by leave-one-database-out (issue 40, item 4)"),
     "inferred_ratio": _warehouse("joins", "156 of 158 pick None (2 pick 0.9)", "2026-11-27"),
     "join_paths": _warehouse(
         "joins",
@@ -247,6 +262,13 @@ PROVENANCE: dict[str, Provenance] = {
     "join_path_hops": _unmeasured(
         "a bridge of at most two tables; longer paths rarely join a question's tables"
     ),
+    "history_popularity": _unmeasured("set by the query-history folds (issue 38)"),
+    "history_co_weight": _unmeasured("set by the query-history folds (issue 38)"),
+    "history_co_top": _unmeasured("set by the query-history folds (issue 38)"),
+    "history_co_share": _unmeasured("set by the query-history folds (issue 38)"),
+    "history_co_ratio": _unmeasured("set by the query-history folds (issue 38)"),
+    "history_join_extra": _unmeasured("set by the query-history folds (issue 38)"),
+    "history_join_paths": _unmeasured("set by the query-history folds (issue 38)"),
     "adaptive": Provenance(
         BIRD_UNION,
         "schemarag eval --union bird_union --cross-validate adaptive (max CR at <= 8 tables)",

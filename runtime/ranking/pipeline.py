@@ -7,17 +7,20 @@ Read top to bottom, :data:`STAGES` is the whole ranking. Each stage is a functio
 1. ``evidence``     table scores from chunk relevance, times the dbt layer prior      (evidence)
 2. ``coverage``     score x coverage of the question's words, in one database         (evidence)
 3. ``name_boost``   a table the question names gets a constant added                  (evidence)
-4. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
-5. ``schema_order`` one database's leading schema first, runner-up schemas hedged     (routing)
-6. ``families``     numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)
-7. ``structures``   tables with the same columns take few places                      (reorder)
-8. ``twins``        a table exported twice takes one place                            (reorder)
-9. ``mentions``     a value the question names brings its table forward               (reorder)
-10. ``budget``      tables up to the budget, FK neighbours after the table they join  (budget)
-11. ``join_paths``  bridge tables that connect the kept ones                          (budget)
-12. ``columns``     what each kept table shows                                        (columns)
-13. ``shard_hints`` the shards a question's dates point into                          (columns)
-14. ``compact_cap`` a capped focus never larger than the default one                  (columns)
+4. ``popularity``   tables the query history uses a little forward (no history: off)  (history)
+5. ``co_usage``     tables the history reads with the best matches move up            (history)
+6. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
+7. ``schema_order`` one database's leading schema first, runner-up schemas hedged     (routing)
+8. ``families``     numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)
+9. ``structures``   tables with the same columns take few places                      (reorder)
+10. ``twins``       a table exported twice takes one place                            (reorder)
+11. ``mentions``    a value the question names brings its table forward               (reorder)
+12. ``budget``      tables up to the budget, FK neighbours and tables the history
+                    reads with them after the table they join                         (budget)
+13. ``join_paths``  bridge tables that connect the kept ones (logged joins included)  (budget)
+14. ``columns``     what each kept table shows                                        (columns)
+15. ``shard_hints`` the shards a question's dates point into                          (columns)
+16. ``compact_cap`` a capped focus never larger than the default one                  (columns)
 
 :func:`rank` is the only entry: the retriever (every serving surface), ``eval``, its
 cross-validation and the warehouse grids all call it, with :data:`~.config.SHIPPED` or a
@@ -34,6 +37,7 @@ from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.ranking import budget as budget_stages
 from schemarag.runtime.ranking import columns as column_stages
 from schemarag.runtime.ranking import evidence as evidence_stages
+from schemarag.runtime.ranking import history as history_stages
 from schemarag.runtime.ranking import reorder, routing
 from schemarag.runtime.ranking.candidates import Candidates, RankingRequest
 from schemarag.runtime.ranking.config import SHIPPED, RankingConfig
@@ -45,6 +49,8 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("evidence", evidence_stages.evidence),
     ("coverage", evidence_stages.coverage),
     ("name_boost", evidence_stages.name_boost),
+    ("popularity", history_stages.popularity),
+    ("co_usage", history_stages.co_usage_prior),
     ("routing", routing.routing),
     ("schema_order", routing.schema_order),
     ("families", reorder.families),

@@ -34,12 +34,16 @@ BENCHMARKS: dict[str, str] = {
     "keys": "join keys inferred from names vs declared FKs (stripped and recovered): precision, recall",
     "validate": "SQL validator verdicts (valid / invalid / unchecked) on a question file's reference SQL",
     "dbt": "import every dbt project under a folder: tables, ephemeral/disabled, layers, errors (vs dbt ls)",
+    "history": "a 10,000-statement query history: cold build and search p50 with vs without it",
 }
 
 
 IGNORED = "ignored by this benchmark"
 MEASURED = "artifacts folder of the built index to measure (default: $SCHEMARAG_ARTIFACTS or artifacts)"
-DATA_HELP = {"build": "schemas folder copied and built (default: $SCHEMARAG_DATA or data/schemas)"}
+DATA_HELP = {
+    "build": "schemas folder copied and built (default: $SCHEMARAG_DATA or data/schemas)",
+    "history": "schemas folder the database is copied from (default: $SCHEMARAG_DATA or data/schemas)",
+}
 ARTIFACTS_HELP = {
     "build": "ignored: bench build always builds into a fresh temporary folder",
     "catalog": "ignored: bench catalog generates, imports and builds in a temporary folder",
@@ -47,6 +51,7 @@ ARTIFACTS_HELP = {
     "keys": IGNORED,
     "validate": IGNORED,
     "dbt": IGNORED,
+    "history": "ignored: bench history builds into a temporary folder",
 }
 # charted here from the JSON they write (tools/benchmarks/charts.py); the others draw their own
 CHARTED = ("build", "prompt", "calibration", "catalog")

@@ -101,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     wh.add_argument("--chart", default=None, metavar="PNG", help="with --warehouse: recall-vs-budget chart")
     parser.add_argument(
         "--cross-validate",
-        choices=("columns", "tables", "adaptive", "routing", "hedging", *WAREHOUSE_FAMILIES),
+        choices=("columns", "tables", "adaptive", "routing", "hedging", "neighbours", *WAREHOUSE_FAMILIES),
         default=None,
         help="also choose that knob family by leave-one-database-out and report the held-out figure",
     )
@@ -143,6 +143,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ablation: two adjacent question words no longer match the index term they spell as one "
         "('census tract' -> censustract; on by default, docs/ranking.md)",
+    )
+    hist = parser.add_argument_group("query history (docs/query-history.md, issue 38)")
+    hist.add_argument(
+        "--query-log-folds",
+        type=int,
+        default=None,
+        metavar="K",
+        help="K folds per database: the other folds' gold SQL is the history (import queries + build)",
+    )
+    hist.add_argument("--with-questions", action="store_true", help="the history carries the questions too")
+    hist.add_argument(
+        "--log-fraction", type=float, default=1.0, metavar="F", help="keep this share of the history (0-1]"
+    )
+    hist.add_argument(
+        "--folds-work",
+        default="build/query_log_folds",
+        metavar="DIR",
+        help="where the folds' imports and indexes go (default: build/query_log_folds)",
     )
     parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
     parser.add_argument("--small-grid", action="store_true", help="cross-validation: a smaller fixed grid")
@@ -235,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
             "--focus scores the served retrieval with its shipped knobs; drop --join-paths, "
             "--no-hedging and --confidence (they are ablations of the evaluation path)"
         )
+    if args.query_log_folds is not None:
+        return _query_log_folds(args, questions, config)
     payload: dict = {}
     result = None
     if not (args.no_eval and args.cross_validate):
@@ -277,4 +297,35 @@ def run(args: argparse.Namespace) -> int:
         print(format_summary(payload))
         if args.json_out:
             print(f"wrote {args.json_out}", file=sys.stderr)
+    return 0
+
+
+def _query_log_folds(args: argparse.Namespace, questions: list, config: object) -> int:
+    """``--query-log-folds K``: the history evaluation of :mod:`~schemarag.tools.evaluation.history_folds`."""
+    from schemarag.tools.evaluation.history_folds import run_folds
+
+    if args.query_log_folds < 2:
+        raise ConfigError(f"--query-log-folds {args.query_log_folds}: give at least 2 folds")
+    if not 0 < args.log_fraction <= 1:
+        raise ConfigError(f"--log-fraction {args.log_fraction}: give a share in (0, 1]")
+    if args.focus is not None or args.cross_validate:
+        raise ConfigError(
+            "--query-log-folds chooses the history knobs itself; drop --focus and --cross-validate"
+        )
+    payload = run_folds(
+        questions,
+        config,
+        k=args.query_log_folds,
+        work=Path(args.folds_work),
+        fraction=args.log_fraction,
+        with_questions=args.with_questions,
+        say=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    write_json(payload, args.json_out)
+    if args.json_stdout:
+        print_json(payload)
+    else:
+        from schemarag.tools.evaluation.history_folds import format_folds
+
+        print(format_folds(payload))
     return 0

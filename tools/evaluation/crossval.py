@@ -48,7 +48,7 @@ from schemarag.tools.evaluation.metrics import aggregate
 
 log = logging.getLogger(__name__)
 
-FAMILIES = ("columns", "tables", "adaptive", "routing", "hedging")
+FAMILIES = ("columns", "tables", "adaptive", "routing", "hedging", "neighbours")
 # ColumnPolicy.context_share candidates (size cap as a share of the full schema)
 CONTEXT_SHARES = (0.2, 0.25, 0.3)
 
@@ -82,6 +82,7 @@ class Knobs:
             "context_share": pol.context_share,
             **adaptive_knobs(self.adaptive),
             "join_paths": self.ranking.join_paths,
+            "neighbour_floor": self.ranking.neighbour_floor,
             "route_coverage": self.ranking.route_coverage,
             "route_hedge": None if self.ranking.route_hedge is None else asdict(self.ranking.route_hedge),
         }
@@ -126,6 +127,11 @@ def grid(family: str, base: Knobs | None = None, small: bool = False) -> list[Kn
     if family == "hedging":  # places for close runner-up databases in union routing (None = off)
         hedges = [RouteHedge(*p) for p in itertools.product((0.5, 0.6, 0.7), (5, 6), (3, 4), (1, 2, 3))]
         return [replace(base, ranking=replace(base.ranking, route_hedge=h)) for h in (None, *hedges)]
+    if family == "neighbours":  # the evidence an FK neighbour needs to take a place out of turn
+        return [
+            replace(base, ranking=replace(base.ranking, neighbour_floor=f))
+            for f in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+        ]
     if family == "adaptive":  # confidence cut x floor of tables x routing margin
         levels = (0.4, 0.6) if small else (0.4, 0.5, 0.6, 0.7)
         floors = (1, 5) if small else (1, 3, 4, 5, 6)
@@ -153,9 +159,14 @@ def objective(family: str, max_ratio: float, max_tables: float) -> Callable[[dic
         top = str(m["metrics_budget"])
         return (ok, m["complete_recall"][top] if ok else -m["mean_tables_kept"])
 
-    return {"columns": columns, "tables": tables, "adaptive": adaptive, "routing": tables, "hedging": tables}[
-        family
-    ]
+    by_family = {
+        "columns": columns,
+        "tables": tables,
+        "adaptive": adaptive,
+        "routing": tables,
+        "hedging": tables,
+    }
+    return {**by_family, "neighbours": tables}[family]
 
 
 @dataclass
@@ -360,6 +371,7 @@ def cross_validate(
             "tables": "max mean CR over the budgets",
             "routing": "max mean CR over the budgets",
             "hedging": "max mean CR over the budgets",
+            "neighbours": "max mean CR over the budgets",
             "adaptive": f"max CR@{max(budgets)} s.t. mean tables kept <= {max_tables}",
         }[family],
         "candidates": len(candidates),

@@ -7,8 +7,11 @@ falls back to ``<data>/<db>.json`` (RAG cannot run and the output says why), but
 schema file that belongs to no tenant. A ``--tenant`` call is served only from that tenant's
 own index: anything else fails with the same "no published index" as a database that does
 not exist, so one tenant can never read another's schema. ``--prompt-only`` needs no model:
-it prints the messages that would be sent and the retrieval metadata. The model is
-configured by ``SCHEMARAG_LLM_BASE_URL``, ``SCHEMARAG_LLM_MODEL`` and ``SCHEMARAG_LLM_API_KEY``.
+it prints the messages that would be sent and the retrieval metadata. ``--examples N`` puts the
+N past queries of the database's query history that best fit the question's tables into the
+prompt (default :data:`~schemarag.runtime.search.history_examples.DEFAULT_EXAMPLES`, measured;
+an index without a history gets none). The model is configured by ``SCHEMARAG_LLM_BASE_URL``,
+``SCHEMARAG_LLM_MODEL`` and ``SCHEMARAG_LLM_API_KEY``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from schemarag.runtime.core.paths import artifacts_dir, data_dir, schema_path
 from schemarag.runtime.core.schema import Database
 from schemarag.runtime.formatting import TableDDL
 from schemarag.runtime.ranking.config import TableFocus
+from schemarag.runtime.search.history_examples import DEFAULT_EXAMPLES, MAX_EXAMPLES
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +59,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="minimum relevance in [0, 1] for a chunk (default: retriever's)",
     )
     parser.add_argument("--token-budget", type=int, default=None, help="cap the focused schema's size")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="past queries from the database's query history to show as examples, those that best "
+        f"fit the question's tables (default {DEFAULT_EXAMPLES}; 0: none; needs `import queries`)",
+    )
     parser.add_argument("--tenant", default=None, help="tenant whose live-datasource index to use")
     parser.add_argument(
         "--prompt-only",
@@ -64,9 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _open(args: argparse.Namespace, ranking: TableFocus) -> tuple[Database, Any, dict[str, TableDDL] | None]:
-    """The schema, a retrieve callable (which raises if no index exists) and the pre-rendered
-    DDL, all of one pinned index version (see ``schema_source``)."""
+def _open(
+    args: argparse.Namespace, ranking: TableFocus
+) -> tuple[Database, Any, dict[str, TableDDL] | None, Any]:
+    """The schema, a retrieve callable (which raises if no index exists), the pre-rendered
+    DDL and the version itself (its query history), all of one pinned index version (see
+    ``schema_source``)."""
     try:
         source = resolve_schema(args.db, args.tenant, args.artifacts, args.data)
     except (ArtifactNotFoundError, SchemaFileError) as exc:
@@ -82,12 +97,12 @@ def _open(args: argparse.Namespace, ranking: TableFocus) -> tuple[Database, Any,
         def unavailable(question: str, top_k: int | None, threshold: float | None) -> Any:
             raise open_error  # type: ignore[misc]
 
-        return source.database, unavailable, None
+        return source.database, unavailable, None, None
 
     def retrieve(question: str, top_k: int | None, threshold: float | None) -> Any:
         return pinned.search(question, top_k=top_k, relevance_threshold=threshold, **ranking.search_kwargs())
 
-    return source.database, retrieve, source.ddl
+    return source.database, retrieve, source.ddl, pinned.artifact
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,13 +119,15 @@ def run(args: argparse.Namespace) -> int:
     use_retrieval = True if ranking.requested else args.use_retrieval
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise ConfigError(f"--threshold {args.threshold}: use a value between 0 and 1")
+    if args.examples is not None and not 0 <= args.examples <= MAX_EXAMPLES:
+        raise ConfigError(f"--examples {args.examples}: use a whole number from 0 to {MAX_EXAMPLES}")
     config = StrategyConfig.from_env()
     client = None if args.prompt_only else ChatClient.from_env()  # fail before any retrieval work
-    db, retrieve, ddl = _open(args, ranking)
+    db, retrieve, ddl, artifact = _open(args, ranking)
     options = {
         "retrieve": retrieve, "use_retrieval": use_retrieval, "top_k": args.top_k,
         "relevance_threshold": args.threshold, "config": config, "token_budget": args.token_budget,
-        "ddl": ddl,
+        "ddl": ddl, "artifact": artifact, "examples": args.examples,
     }  # fmt: skip
     if args.prompt_only:
         prepared = prepare_prompt(args.question, db, **options)
@@ -149,7 +166,12 @@ def _print_human(output: dict[str, Any]) -> None:
         strategy += f", {meta['chunks_retrieved']} chunks, avg relevance {meta['avg_relevance_score']:.2f}"
     print(strategy + ")" + (f"; fallback: {meta['fallback_reason']}" if meta.get("fallback_reason") else ""))
     usage = output["usage"]
-    print(f"-- prompt ~{usage['prompt_tokens']} tokens (schema ~{usage['schema_tokens']})")
+    examples = (
+        f", {len(meta['examples'])} past queries ~{usage['examples_tokens']}"
+        if usage.get("examples_tokens")
+        else ""
+    )
+    print(f"-- prompt ~{usage['prompt_tokens']} tokens (schema ~{usage['schema_tokens']}{examples})")
     validation = output["validation"]
     if validation["valid"]:
         print("-- validation: ok" + (" (after one repair)" if validation["repaired"] else ""))

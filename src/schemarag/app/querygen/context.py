@@ -13,18 +13,34 @@ whether chunks come from a local artifact, a tenant's live index or a service. A
 an empty result falls back to the full schema, is logged, and is recorded as
 ``fallback_reason`` (QG-RAG-01): a generator that answers from the whole schema beats one that
 answers nothing.
+
+Past queries as examples (issue 38, item 4): given the pinned version (``artifact``) and a query
+history in it, the ``examples`` best past queries for the question's table ranking
+(:mod:`schemarag.runtime.search.history_examples`) go into ``SchemaContext.examples_text``, which
+the prompt puts after the schema. They take what the schema leaves of ``token_budget`` (the
+schema is never thinned for them), or at most ``EXAMPLES_TOKEN_ALLOWANCE`` without a budget. No
+history, no ranking (retrieval off or failed) or ``examples=0``: no examples, and the context,
+its metadata and the prompt are exactly what they were before examples existed.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from schemarag.app.querygen.strategy import StrategyConfig, StrategyDecision, choose_strategy
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
 from schemarag.runtime.core.schema import Database
+from schemarag.runtime.search.history_examples import (
+    DEFAULT_EXAMPLES,
+    EXAMPLES_TOKEN_ALLOWANCE,
+    HistoryExample,
+    examples_section,
+    history_has_placeholders,
+    select_examples,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +57,8 @@ class SchemaContext:
     metadata: dict[str, Any]
     decision: StrategyDecision
     result: Any | None = None  # the RetrievalResult when RAG was used
+    examples: list[HistoryExample] = field(default_factory=list)  # past queries chosen for the prompt
+    examples_text: str = ""  # their prompt section ("" without examples)
 
     @property
     def strategy(self) -> str:
@@ -85,12 +103,87 @@ def build_context(
     format_full: FullFormatter | None = None,
     format_focused: FocusedFormatter | None = None,
     ddl: dict[str, Any] | None = None,
+    artifact: Any = None,
+    examples: int | None = None,
 ) -> SchemaContext:
     """Choose the strategy for ``db`` and render the schema context (see the module docstring).
 
     ``ddl``: the pinned index version's pre-rendered DDL pieces for ``db`` (None renders with
-    sqlglot, for a schema that has no index).
+    sqlglot, for a schema that has no index). ``artifact``: that pinned version, whose query
+    history the ``examples`` past queries come from (None: ``DEFAULT_EXAMPLES``).
     """
+    context = _schema_context(
+        question, db, retrieve, use_retrieval, top_k, relevance_threshold, config, token_budget,
+        format_full, format_focused, ddl,
+    )  # fmt: skip
+    attach_examples(context, artifact, examples, token_budget)
+    return context
+
+
+def attach_examples(
+    context: SchemaContext, artifact: Any, examples: int | None, token_budget: int | None
+) -> None:
+    """Add the past queries for ``context``'s table ranking (see the module docstring).
+
+    Metadata gains ``examples`` (what was chosen) only when the version has a history and
+    examples were wanted; a caller who asked for examples explicitly and got none because there
+    is no history or no ranking is told why in ``examples_missing_reason``."""
+    ranking = getattr(context.result, "ranking", None)
+    chosen = past_queries(artifact, ranking, examples, context.text, token_budget)
+    if chosen is None:
+        reason = missing_examples_reason(artifact, examples)
+        if reason:
+            context.metadata["examples_missing_reason"] = reason
+        return
+    context.examples = chosen
+    context.examples_text = examples_section(chosen, history_has_placeholders(artifact))
+    context.metadata["examples"] = [ex.to_dict() for ex in chosen]
+
+
+def past_queries(
+    artifact: Any, ranking: Any, examples: int | None, text: str, token_budget: int | None
+) -> list[HistoryExample] | None:
+    """The past queries to show after ``text`` (the schema context) for ``ranking``, or None when
+    examples do not apply: ``examples`` (None: ``DEFAULT_EXAMPLES``) is 0, the version has no
+    query history, or there is no table ranking. They get what ``text`` left of
+    ``token_budget``, or ``EXAMPLES_TOKEN_ALLOWANCE`` without one (HTTP ``/v1/schema`` and MCP
+    ``get_schema`` use this too, so every surface chooses the same examples)."""
+    k = DEFAULT_EXAMPLES if examples is None else examples
+    history = getattr(artifact, "history", None)
+    if k <= 0 or history is None or not history.present or ranking is None:
+        return None
+    allowance = EXAMPLES_TOKEN_ALLOWANCE
+    if token_budget is not None:  # what the schema left of the budget; the schema is never cut
+        allowance = token_budget - estimate_tokens(text)
+    return select_examples(artifact, ranking, k, max_tokens=max(0, allowance))
+
+
+def missing_examples_reason(artifact: Any, examples: int | None) -> str | None:
+    """Why a caller who asked for ``examples`` explicitly gets none (None: nothing to explain)."""
+    if not examples or examples <= 0:
+        return None
+    if artifact is None:
+        return "no index version to read a query history from (schemarag build)"
+    history = getattr(artifact, "history", None)
+    if history is None or not history.present:
+        return "the index has no query history (schemarag import queries, then build)"
+    return "examples follow the question's table ranking, and there is none (retrieval was off or failed)"
+
+
+def _schema_context(
+    question: str,
+    db: Database,
+    retrieve: RetrieveFn | None,
+    use_retrieval: bool | None,
+    top_k: int | None,
+    relevance_threshold: float | None,
+    config: StrategyConfig | None,
+    token_budget: int | None,
+    format_full: FullFormatter | None,
+    format_focused: FocusedFormatter | None,
+    ddl: dict[str, Any] | None,
+) -> SchemaContext:
+    """The schema context without examples: the strategy and the schema text it chose."""
     config = config if config is not None else StrategyConfig.from_env()
     decision = choose_strategy(len(db.tables), config, use_retrieval)
     if format_full is None or format_focused is None:

@@ -68,12 +68,14 @@ def prepare_prompt(question: str, db: Database, **context_options: Any) -> Prepa
     if not question or not question.strip():
         raise QuestionError("the question is empty; pass a natural-language question")
     context = build_context(question, db, **context_options)
-    messages = build_messages(question, context.text, db.dialect, db.name)
+    messages = build_messages(question, context.text, db.dialect, db.name, context.examples_text)
     usage = {
         "prompt_tokens": sum(estimate_tokens(m["content"]) for m in messages),
         "schema_tokens": estimate_tokens(context.text),
         "token_estimator": TOKEN_ESTIMATOR,
     }
+    if context.examples_text:  # only then: a prompt without examples reports what it always did
+        usage["examples_tokens"] = estimate_tokens(context.examples_text)
     return PreparedPrompt(messages, context, usage)
 
 

@@ -12,6 +12,10 @@ The guidance follows published text-to-SQL prompting results:
   needless joins and DISTINCT (Dong et al. 2023, C3);
 - a structured JSON answer, so the SQL can be validated and repaired mechanically.
 
+- past queries on the same database as examples, when its query history has some that read
+  the focused tables (Gao et al. 2023, DAIL-SQL: examples chosen by similarity help most), after
+  the schema and before the question; without examples the message is exactly what it was.
+
 Everything here is a pure function of its inputs: the same question, schema text and dialect
 give byte-identical messages, which keeps ``--prompt-only`` output diffable and LLM caches warm.
 
@@ -88,13 +92,21 @@ def system_prompt(dialect: str) -> str:
 
 
 def build_messages(
-    question: str, schema_context: str, dialect: str, database: str = ""
+    question: str, schema_context: str, dialect: str, database: str = "", examples: str = ""
 ) -> list[dict[str, str]]:
-    """Chat messages for one question; deterministic for the same arguments."""
+    """Chat messages for one question; deterministic for the same arguments.
+
+    ``examples``: the rendered "Examples of past queries" section
+    (:func:`~schemarag.runtime.search.history_examples.examples_section`), placed between the
+    schema and the question; "" (none) leaves the message byte-identical to one without it.
+    """
+    schema = schema_context.strip()
+    if examples.strip():
+        schema = f"{schema}\n\n{examples.strip()}"
     user = _USER_TEMPLATE.format(
         database=database or "(unnamed)",
         dialect=dialect_name(dialect),
-        schema=schema_context.strip(),
+        schema=schema,
         question=question.strip(),
     )
     return [{"role": "system", "content": system_prompt(dialect)}, {"role": "user", "content": user}]

@@ -24,6 +24,7 @@ from schemarag.app.serve.service import SchemaService, llm_configured
 from schemarag.app.serve.settings import ServeSettings
 from schemarag.runtime.core.errors import SchemaragError
 from schemarag.runtime.ranking.config import TableFocus
+from schemarag.runtime.search.history_examples import DEFAULT_EXAMPLES
 
 Call = Callable[..., Awaitable[Any]]
 
@@ -44,7 +45,7 @@ the top_k best-matching chunks (table, column and doc passages). Use it to find 
 and columns matter; use get_schema to get their DDL.
 If metadata.nothing_relevant is true, the database probably cannot answer the question."""
 
-GET_SCHEMA = """Get a focused schema for writing SQL: CREATE TABLE statements for the tables relevant
+GET_SCHEMA = f"""Get a focused schema for writing SQL: CREATE TABLE statements for the tables relevant
 to `question` (at most `table_budget`, default 15, ranked from all evidence, the foreign-key
 neighbours needed for joins among them), each showing its relevant columns, followed by the
 retrieved documentation, trimmed to `token_budget` tokens. Or give the explicit `tables` you
@@ -52,7 +53,9 @@ already know you need (their foreign-key neighbours come along). `focus` says wh
 table shows: "default" (the default) DDL with descriptions, "compact" at most ~30% of the full
 schema and never more than "default" (lower-ranked tables shrink to a line of column names; no
 table is dropped); `adaptive` keeps fewer tables when the question is clear and the whole
-`table_budget` when it is not.
+`table_budget` when it is not. When the database's query history was imported, the `examples`
+best-fitting past queries on the ranked tables follow the schema (default {DEFAULT_EXAMPLES}, 0 for
+none): copy their joins and column choices, not their answers.
 This is what to put in your context before writing a query; it is much smaller than the full schema."""
 
 VALIDATE_SQL = """Check one SQL statement against the database's real schema before running or showing it.
@@ -62,9 +65,11 @@ unknown table or column with close matches, not read-only, executable comment or
 assignment, does not parse), warnings, and the tables referenced. Only read-only SELECT queries
 pass. Fix the errors it names and call it again."""
 
-GENERATE_SQL = """Generate a SQL query for a natural-language question with the server's own LLM,
+GENERATE_SQL = f"""Generate a SQL query for a natural-language question with the server's own LLM,
 using a focused schema, and validate it. Returns the query, an explanation, confidence, tables used
-and the validation result. Prefer writing SQL yourself from get_schema when you can."""
+and the validation result. `examples`: past queries from the database's query history put in the
+prompt (default {DEFAULT_EXAMPLES}, 0 for none). Prefer writing SQL yourself from get_schema when you
+can."""
 
 
 def build_mcp(
@@ -139,6 +144,7 @@ def build_mcp(
         focus: Literal["default", "compact"] | None = None,
         table_budget: int | None = None,
         adaptive: bool = False,
+        examples: int | None = None,
     ) -> str:
         if not question and not tables:
             raise ToolError("give `question` (what the SQL should answer) or `tables` (names you need)")
@@ -148,7 +154,7 @@ def build_mcp(
                 "`focus`, `table_budget` and `adaptive` rank the tables for a `question`; drop `tables`"
             )
         checked(SchemaBody, database=database, question=question, tables=tables, token_budget=token_budget,
-                table_budget=table_budget, focus=focus, adaptive=adaptive)  # fmt: skip
+                table_budget=table_budget, focus=focus, adaptive=adaptive, examples=examples)  # fmt: skip
         out = await run(
             service.schema,
             principal_of(ctx),
@@ -158,6 +164,7 @@ def build_mcp(
             token_budget,
             None,
             ranking,
+            examples,
         )
         meta = out["metadata"]
         header = (
@@ -174,8 +181,10 @@ def build_mcp(
     if generation if generation is not None else llm_configured():
 
         @mcp.tool(description=GENERATE_SQL)
-        async def generate_sql(database: str, question: str, ctx: Context) -> dict[str, Any]:
-            checked(GenerateBody, database=database, question=question)
-            return await run(service.generate, principal_of(ctx), database, question)
+        async def generate_sql(
+            database: str, question: str, ctx: Context, examples: int | None = None
+        ) -> dict[str, Any]:
+            checked(GenerateBody, database=database, question=question, examples=examples)
+            return await run(service.generate, principal_of(ctx), database, question, None, examples)
 
     return mcp

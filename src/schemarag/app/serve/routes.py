@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemarag.app.serve.settings import ServeSettings
 from schemarag.app.serve.state import ServerState, json_response
 from schemarag.runtime.ranking.config import TableFocus
+from schemarag.runtime.search.history_examples import DEFAULT_EXAMPLES, MAX_EXAMPLES
 
 router = APIRouter()
 
@@ -54,13 +55,26 @@ class _Ranked(BaseModel):
         return TableFocus(self.table_budget, self.focus, self.adaptive)
 
 
+class _Examples(BaseModel):
+    """The past-queries field of POST /v1/schema and /v1/generate (issue 38)."""
+
+    examples: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_EXAMPLES,
+        description="with a question: past queries from the database's query history shown after "
+        "the schema as examples, those that read only the ranked tables and best fit the question "
+        f"(default {DEFAULT_EXAMPLES}; 0: none; an index built without a history has none)",
+    )
+
+
 class RetrieveBody(_Body, _Ranked):
     question: str = Field(min_length=1, description="natural-language question")
     top_k: int | None = Field(default=None, ge=1, description="evidence chunks to return (default 5)")
     threshold: float | None = Field(default=None, ge=0.0, le=1.0, description="minimum relevance in [0, 1]")
 
 
-class SchemaBody(_Body, _Ranked):
+class SchemaBody(_Body, _Ranked, _Examples):
     question: str | None = Field(default=None, description="question to focus the schema on")
     tables: list[str] | None = Field(
         default=None, min_length=1, description="explicit tables; their FK neighbours are added"
@@ -73,7 +87,7 @@ class ValidateBody(_Body):
     sql: str = Field(min_length=1, description="one SQL statement to check against the schema")
 
 
-class GenerateBody(_Body, _Ranked):
+class GenerateBody(_Body, _Ranked, _Examples):
     question: str = Field(min_length=1, description="natural-language question")
 
 
@@ -103,6 +117,10 @@ def limit_problem(body: BaseModel, s: ServeSettings) -> tuple[str, str] | None:
         return ("tables" if tables else "question"), (
             "'table_budget', 'focus' and 'adaptive' rank the tables for a 'question'; they do not "
             "apply to explicit 'tables' (send a question without tables)"
+        )
+    if isinstance(body, SchemaBody) and body.examples and (tables or not question):
+        return ("tables" if tables else "question"), (
+            "'examples' follow the ranked tables of a 'question'; send a question without 'tables'"
         )
     return None
 
@@ -184,6 +202,7 @@ async def schema(body: SchemaBody, request: Request) -> Response:
         body.token_budget,
         body.top_k,
         ranking,
+        body.examples,
     )
     return json_response(out)
 
@@ -203,5 +222,6 @@ async def generate(body: GenerateBody, request: Request) -> Response:
         body.database,
         body.question,
         body.table_focus(),
+        body.examples,
     )
     return json_response(out)

@@ -28,6 +28,7 @@ from schemarag.runtime.core.errors import ConfigError, InvalidNameError, Schemar
 from schemarag.runtime.core.names import is_reserved
 from schemarag.runtime.core.paths import database_artifacts, did_you_mean
 from schemarag.runtime.ranking.config import TableFocus
+from schemarag.runtime.search.history_examples import examples_section, history_has_placeholders
 from schemarag.runtime.search.lru import LRU
 from schemarag.runtime.search.results import RetrievalMetadata, RetrievalResult
 from schemarag.runtime.search.retriever import PinnedIndex, Retriever, max_open_indexes
@@ -214,11 +215,15 @@ class SchemaService:
         token_budget: int | None,
         top_k: int | None = None,
         ranking: TableFocus | None = None,
+        examples: int | None = None,
     ) -> dict[str, Any]:
         """The focused schema for ``question``, or for ``tables`` (+ FK neighbours).
 
         ``ranking`` (question only) switches to the budgeted table ranking: at most its table
-        budget, each table showing what its focus says (``Retriever.search``)."""
+        budget, each table showing what its focus says (``Retriever.search``). ``examples``
+        (question only; None: the default) past queries of the version's query history follow
+        the schema, chosen as ``generate`` chooses them (``querygen.context.past_queries``)."""
+        from schemarag.app.querygen.context import missing_examples_reason, past_queries
         from schemarag.runtime.artifact.ddl import statement_head
         from schemarag.runtime.formatting import format_focused_schema
 
@@ -231,6 +236,14 @@ class SchemaService:
         assert result is not None
         text = format_focused_schema(schema, result, token_budget=token_budget, ddl=art.ddl)
         meta: dict[str, Any] = result.metadata.to_dict()
+        chosen = past_queries(art, result.ranking if question else None, examples, text, token_budget)
+        if chosen is not None:  # a version without a history answers exactly as before
+            section = examples_section(chosen, history_has_placeholders(art))
+            if section:
+                text = f"{text.rstrip()}\n\n{section}" + ("\n" if text.endswith("\n") else "")
+            meta["examples"] = [ex.to_dict() for ex in chosen]
+        elif reason := missing_examples_reason(art, examples):
+            meta["examples_missing_reason"] = reason
         if result.ranking is not None:  # every ranked table is shown, thinned under a budget
             meta["tables_shown"] = list(result.ranking.tables)
             meta["ranking"] = result.ranking.to_dict()
@@ -289,6 +302,7 @@ class SchemaService:
         db: str,
         question: str,
         ranking: TableFocus | None = None,
+        examples: int | None = None,
     ) -> dict[str, Any]:
         if not llm_configured():
             raise NotConfiguredError(
@@ -318,5 +332,7 @@ class SchemaService:
             config=StrategyConfig.from_env(),
             ddl=art.ddl,
             use_retrieval=True if ranking is not None and ranking.requested else None,  # a focus asks for RAG
+            artifact=art,
+            examples=examples,
         )
         return {"database": db, "artifact_key": art.key, **out}

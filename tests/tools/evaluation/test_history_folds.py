@@ -1,0 +1,77 @@
+"""``schemarag eval --query-log-folds K`` on the bundled samples: each fold's history is the other
+folds' gold SQL, imported and built the user's way, and never the fold's own (issue 38)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from schemarag.cli import main
+from schemarag.runtime.core.schema import load_schema
+from schemarag.tools.evaluation.history_folds import _union_names, assign_folds, union_sql
+from schemarag.tools.evaluation.questions import load_questions
+
+ROOT = Path(__file__).resolve().parents[3]
+QUESTIONS = ROOT / "data" / "questions" / "b2b_saas.jsonl"
+
+
+def test_folds_are_balanced_per_database_and_seeded() -> None:
+    questions = load_questions(QUESTIONS, None)
+    folds = assign_folds(questions, 5)
+    assert folds == assign_folds(questions, 5), "the same folds on every run"
+    sizes = [folds.count(f) for f in range(5)]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_union_sql_names_the_union_tables_and_leaves_ctes_alone() -> None:
+    names = {"shop": {"orders": "shop__orders", "users": "shop__users"}}
+    sql = (
+        "WITH orders AS (SELECT * FROM users) SELECT orders.id FROM orders JOIN users ON users.id = orders.id"
+    )
+    out = union_sql(sql, "shop", names, "sqlite")
+    assert "FROM shop__users" in out and "JOIN shop__users" in out and "shop__users.id" in out
+    assert "FROM orders" in out and "shop__orders" not in out, "the CTE keeps its name"
+
+
+def test_union_names_map_each_source_databases_tables(tmp_path: Path) -> None:
+    schema = tmp_path / "u.json"
+    schema.write_text(
+        json.dumps(
+            {"name": "u", "tables": [
+                {"name": "a__t", "database": "a", "columns": [{"name": "x"}]},
+                {"name": "b__T", "database": "b", "columns": [{"name": "x"}]},
+            ]}
+        )
+    )  # fmt: skip
+    assert _union_names(load_schema(schema)) == {"a": {"t": "a__t"}, "b": {"t": "b__T"}}
+
+
+def test_query_log_folds_import_and_build_the_other_folds_sql(
+    built_artifacts: Path, capsys, tmp_path: Path
+) -> None:
+    work = tmp_path / "folds"
+    argv = [
+        "eval", "--questions", str(QUESTIONS), "--data", str(ROOT / "data" / "schemas"),
+        "--artifacts", str(built_artifacts), "--no-baselines", "--budgets", "5,15", "-q", "--json",
+        "--query-log-folds", "2", "--folds-work", str(work),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    questions = load_questions(QUESTIONS, None)
+    assert payload["questions"] == len(questions) == payload["questions_with_history"]
+    for key in ("without_history", "with_history_shipped", "cross_validated"):
+        assert set(payload[key]["complete_recall"]) == {"5", "15"}
+    folds = assign_folds(questions, 2)
+    for fold in range(2):
+        log = work / "k2_f1" / f"fold{fold}" / "logs" / "b2b_saas.jsonl"
+        logged = {json.loads(line)["sql"] for line in log.read_text().splitlines()}
+        own = {q.sql for q, f in zip(questions, folds, strict=True) if f == fold}
+        others = {q.sql for q, f in zip(questions, folds, strict=True) if f != fold}
+        assert logged == others and not (own - others) & logged, "a question's own SQL never in its history"
+        history = work / "k2_f1" / f"fold{fold}" / "data" / "b2b_saas" / "history" / "manifest.json"
+        assert history.is_file(), "imported with `import queries` into the fold's own data folder"
+    assert not (ROOT / "data" / "schemas" / "b2b_saas" / "history").exists(), "the user's folder untouched"
+
+    assert main(["eval", *argv[1:10], "-q", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert payload["without_history"]["complete_recall"] == plain["metrics"]["complete_recall"]

@@ -1,0 +1,274 @@
+"""``eval --query-log-folds K``: what a query history is worth, simulated honestly (issue 38).
+
+Each database's questions are split into ``K`` folds (a seeded shuffle, round robin). For fold
+``k`` the *other* folds' gold SQL is the database's query history (SQL only by default; with
+``--with-questions`` as question/SQL pairs; ``--log-fraction F`` keeps a seeded share ``F`` of
+it), written as the ``.jsonl`` a user would export, imported with the same
+:func:`~schemarag.tools.importers.query_log.importer.import_queries` as ``schemarag import
+queries`` and built with the same :func:`~schemarag.pipelines.build.build_databases` as
+``schemarag build``, into a folder of its own; fold ``k`` is then ranked by its questions
+alone. A question's own SQL never reaches the index it is scored on.
+
+Every history knob of :class:`~schemarag.runtime.ranking.config.RankingConfig` is scored on the
+same folds (:func:`history_grid`) and the reported figure is leave-one-database-out: each
+database's questions are ranked with the candidate that wins on the other databases
+(:func:`~.crossval.lodo`). Beside it: the same questions without a history (the index the
+user passed with ``--artifacts``), and the shipped config with the history.
+
+In a union (``--union``) the SQL is rewritten to the union's table names (``db__table``), as
+a warehouse log names its tables with their schema.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from schemarag.runtime.ranking.config import SHIPPED, RankingConfig
+from schemarag.tools.evaluation.crossval import Knobs, collect, lodo, objective, records_for
+from schemarag.tools.evaluation.metrics import aggregate
+
+log = logging.getLogger(__name__)
+
+SEED = 38  # fold assignment and --log-fraction sampling
+
+
+def assign_folds(questions: Sequence[Any], k: int, seed: int = SEED) -> list[int]:
+    """Fold of each question: per database, a seeded shuffle dealt round robin (balanced folds).
+
+    >>> from types import SimpleNamespace as Q
+    >>> folds = assign_folds([Q(db_id="a")] * 5 + [Q(db_id="b")] * 2, 2)
+    >>> sorted(folds[:5]), sorted(folds[5:])
+    ([0, 0, 0, 1, 1], [0, 1])
+    """
+    by_db: dict[str, list[int]] = {}
+    for i, q in enumerate(questions):
+        by_db.setdefault(q.db_id, []).append(i)
+    out = [0] * len(questions)
+    for db in sorted(by_db):
+        rows = by_db[db][:]
+        random.Random(f"{seed}:{db}").shuffle(rows)
+        for j, i in enumerate(rows):
+            out[i] = j % k
+    return out
+
+
+def history_grid(base: RankingConfig = SHIPPED) -> list[RankingConfig]:
+    """Candidates for the history knobs, ``base`` first (the shipped setting), then each
+    combination of popularity weight, co-usage completion and logged joins."""
+    out = [base]
+    for pop, co, join in itertools.product(
+        (0.0, 0.15, 0.3),
+        (None, (0.5, 0.0), (0.25, 0.0), (0.25, 0.25)),
+        (None, (0.1, False), (0.1, True)),
+    ):
+        out.append(
+            replace(
+                base,
+                history_popularity=pop,
+                history_co_share=co[0] if co else None,
+                history_co_ratio=co[1] if co else 0.0,
+                history_join_extra=join[0] if join else None,
+                history_join_paths=join[1] if join else False,
+            )
+        )
+    return out
+
+
+def describe(config: RankingConfig) -> dict[str, Any]:
+    return {
+        "history_popularity": config.history_popularity,
+        "history_co_share": config.history_co_share,
+        "history_co_ratio": config.history_co_ratio,
+        "history_join_extra": config.history_join_extra,
+        "history_join_paths": config.history_join_paths,
+    }
+
+
+def _link_data(source: Path, target: Path) -> None:
+    """``target`` reads as the import folder ``source`` without any stored history: schema files
+    and docs are symlinked, each database's ``history/`` is left for the fold's import."""
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in source.iterdir():
+        dest = target / entry.name
+        if entry.is_dir() and not entry.name.startswith((".", "_")):
+            dest.mkdir(exist_ok=True)
+            for child in entry.iterdir():
+                if child.name != "history" and not (dest / child.name).exists():
+                    os.symlink(child.resolve(), dest / child.name)
+        elif not dest.exists():
+            os.symlink(entry.resolve(), dest)
+
+
+def union_sql(sql: str, db_id: str, names: dict[str, dict[str, str]], dialect: str) -> str:
+    """``sql`` of database ``db_id`` with its tables renamed to the union's (``db__table``).
+
+    >>> union_sql("SELECT a.x FROM t AS a JOIN u ON a.id = u.id", "d",
+    ...           {"d": {"t": "d__t", "u": "d__u"}}, "sqlite")
+    'SELECT a.x FROM d__t AS a JOIN d__u ON a.id = d__u.id'
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    mapping = names.get(db_id, {})
+    tree = sqlglot.parse_one(sql, read=dialect)
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        new = mapping.get(table.name.lower())
+        if new and table.name.lower() not in ctes:
+            table.set("this", exp.to_identifier(new))
+    for column in tree.find_all(exp.Column):  # a column qualified by a bare table name
+        new = mapping.get(column.table.lower()) if column.table else None
+        if new and column.table.lower() not in ctes:
+            column.set("table", exp.to_identifier(new))
+    return tree.sql(dialect=dialect)
+
+
+def _union_names(db: Any) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for t in db.tables:
+        source = t.database or ""
+        short = t.name.split("__", 1)[1] if "__" in t.name else t.name
+        out.setdefault(source, {})[short.lower()] = t.name
+    return out
+
+
+def write_histories(
+    questions: Sequence[Any],
+    folds: Sequence[int],
+    fold: int,
+    folder: Path,
+    *,
+    fraction: float,
+    with_questions: bool,
+    rename: Callable[[Any], str] | None,
+    target: Callable[[Any], str],
+) -> dict[str, Path]:
+    """One ``.jsonl`` per indexed database: the gold SQL of the questions outside ``fold``
+    (a seeded ``fraction`` of them), with the question when ``with_questions``."""
+    lines: dict[str, list[str]] = {}
+    rng = random.Random(f"{SEED}:{fold}:{fraction}")
+    for q, f in zip(questions, folds, strict=True):
+        if f == fold or not q.sql or rng.random() >= fraction:
+            continue
+        row: dict[str, Any] = {"sql": rename(q) if rename else q.sql}
+        if with_questions:
+            row["question"] = q.question
+        lines.setdefault(target(q), []).append(json.dumps(row, ensure_ascii=False))
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, rows in lines.items():
+        path = folder / f"{name}.jsonl"
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        out[name] = path
+    return out
+
+
+def run_folds(
+    questions: Sequence[Any],
+    config: Any,
+    *,
+    k: int,
+    work: Path,
+    fraction: float = 1.0,
+    with_questions: bool = False,
+    say: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """The fold evaluation of the module docstring; ``config`` is the harness's ``EvalConfig``
+    (``data`` and ``artifacts``: the user's import folder and its history-less index)."""
+    from schemarag.pipelines.build import build_databases
+    from schemarag.runtime.core.schema import load_schema
+    from schemarag.tools.importers.query_log.importer import import_queries
+
+    if config.data is None:
+        raise ValueError("--query-log-folds needs --data (the import folder the index was built from)")
+    budgets = list(config.budgets)
+    folds = assign_folds(questions, k)
+    candidates = history_grid()
+    key = objective("tables", 0.3, 8.0)
+    target = (lambda q: config.union) if config.union else (lambda q: q.db_id)
+    rename = None
+    if config.union:
+        union_db = load_schema(config.data / f"{config.union}.json")
+        names = _union_names(union_db)
+        rename = lambda q: union_sql(q.sql, q.db_id, names, union_db.dialect)  # noqa: E731
+    tag = f"k{k}_f{fraction:g}{'_q' if with_questions else ''}"
+    per_knob: list[list[dict[str, Any] | None]] = [[None] * len(questions) for _ in candidates]
+    had_history = 0
+    plain_sources: dict[str, Any] = {}
+    plain = collect(questions, plain_sources, replace(config, progress=None))
+    plain_knobs = Knobs(calibration=next(iter(plain_sources.values())).retriever.calibration)
+    without = records_for(plain, plain_sources, plain_knobs, budgets)
+    say(f"scored {len(questions)} questions without a history")
+    for fold in range(k):
+        rows = [i for i, f in enumerate(folds) if f == fold]
+        fold_qs = [questions[i] for i in rows]
+        base = work / tag / f"fold{fold}"
+        data, artifacts = base / "data", base / "artifacts"
+        _link_data(config.data, data)
+        logs = write_histories(
+            questions, folds, fold, base / "logs",
+            fraction=fraction, with_questions=with_questions, rename=rename, target=target,
+        )  # fmt: skip
+        for name, path in sorted(logs.items()):
+            report = import_queries([str(path)], db=name, data=data)
+            say(f"fold {fold + 1}/{k}: {report.summary()}")
+        dbs = sorted({target(q) for q in fold_qs})
+        for r in build_databases(dbs, data, artifacts):
+            if not r.ok:
+                raise RuntimeError(f"fold {fold + 1}: build of {r.database} failed: {r.error}")
+        say(f"fold {fold + 1}/{k}: built {len(dbs)} index(es); scoring {len(fold_qs)} questions")
+        had_history += sum(1 for q in fold_qs if target(q) in logs)
+        sources: dict[str, Any] = {}
+        scored = collect(fold_qs, sources, replace(config, artifacts=artifacts, progress=None))
+        base_knobs = Knobs(calibration=next(iter(sources.values())).retriever.calibration)
+        for c, cand in enumerate(candidates):
+            recs = records_for(scored, sources, replace(base_knobs, ranking=cand), budgets)
+            for i, rec in zip(rows, recs, strict=True):
+                per_knob[c][i] = rec
+    dbs = [q.db_id for q in questions]
+    complete = [[r for r in recs if r is not None] for recs in per_knob]
+    held, chosen, overall = lodo(complete, dbs, budgets, key)
+    return {
+        "protocol": (
+            f"{k}-fold per database; fold k's history is the other folds' gold SQL"
+            f"{' with their questions' if with_questions else ' (SQL only)'}, {fraction:.0%} of it, "
+            "imported with `import queries` and built with `schemarag build`; knobs leave-one-database-out"
+        ),
+        "folds": k,
+        "log_fraction": fraction,
+        "with_questions": with_questions,
+        "questions": len(questions),
+        "questions_with_history": had_history,
+        "without_history": aggregate(without, budgets),
+        "with_history_shipped": aggregate(complete[0], budgets),
+        "cross_validated": aggregate(held, budgets),
+        "chosen_per_held_out_db": {d: describe(candidates[c]) for d, c in sorted(chosen.items())},
+        "chosen_on_all": describe(candidates[overall]),
+        "in_sample_of_chosen_on_all": aggregate(complete[overall], budgets),
+    }
+
+
+def format_folds(payload: dict[str, Any]) -> str:
+    """The fold evaluation as a few lines: CR per budget without, shipped, and held out."""
+    rows = [
+        payload["protocol"],
+        f"questions: {payload['questions']} ({payload['questions_with_history']} with a history)",
+    ]
+    for label, key in (
+        ("without history", "without_history"),
+        ("history, shipped knobs", "with_history_shipped"),
+        ("history, knobs held out", "cross_validated"),
+    ):
+        m = payload[key]
+        cr = " ".join(f"CR@{b} {v:.3f}" for b, v in m["complete_recall"].items())
+        rows.append(f"{label:<26} {cr}  column SRR {m['column_srr']:.3f}")
+    rows.append(f"chosen on all databases: {payload['chosen_on_all']}")
+    return "\n".join(rows)
