@@ -286,9 +286,13 @@ def _table_text(db: Database, name: str, options: _TableOptions, levels: dict[st
 
 
 def _names_line(piece: TableDDL, cols: list[str] | None, rest: list[str], level: int) -> str:
-    """Detail level 2 or 3 of a table: one comment line of its table and column names."""
-    keep = {c.lower() for c in (cols or piece.columns)} | {c.lower() for c in piece.key_columns}
-    names = [name_sql(piece, c) for c in piece.columns if c.lower() in keep]
+    """Detail level 2 or 3 of a table: one comment line of its table and column names, the
+    focused ones first in the ranking's order (a names line is no definition, so it can lead
+    with the columns the question needs), then the keys, then (level 2) the rest."""
+    known = {c.lower(): c for c in piece.columns}
+    focused = piece.columns if cols is None else cols
+    first = dict.fromkeys(known[c.lower()] for c in [*focused, *piece.key_columns] if c.lower() in known)
+    names = [name_sql(piece, c) for c in first]
     what = piece.keyword.lower()
     if level == 2:
         return f"-- {what} {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
@@ -409,16 +413,17 @@ def focused_schema_levels(
     if ranking is not None and ranking.token_budget is not None:  # a size cap covers the docs too
         token_budget = min(b for b in (token_budget, ranking.token_budget) if b is not None)
     chunks = sorted(result.chunks, key=lambda sc: (-sc.score, sc.chunk.chunk_id))
-    unthinned = dict.fromkeys(focus.tables, 0)
-    out = _render(db, focus, chunks)
+    # the levels are those of the text itself: a ranking's own cap thins its tables before any
+    # documentation is added, and an evaluation must score what that text shows
+    out, levels = _render(db, focus, chunks)
     if token_budget is None:
-        return out, unthinned
+        return out, levels
     while estimate_tokens(out) > token_budget and chunks:
         chunks = chunks[:-1]
-        out = _render(db, focus, chunks)
+        out, levels = _render(db, focus, chunks)
     if ranking is not None:  # every ranked table stays; they are thinned, not dropped
         if estimate_tokens(out) <= token_budget:
-            return out, unthinned
+            return out, levels
         return _thin_ranking(db, focus, chunks, out, token_budget)
     return _drop_neighbours(db, focus, chunks, out, token_budget)
 
@@ -458,16 +463,21 @@ def _focus(db: Database, result: RetrievalResult, ddl: dict[str, TableDDL] | Non
     return _Focus(ddl, None, tables, retrieved, shown_columns or None, described, hints)
 
 
-def _render(db: Database, focus: _Focus, chunks: list, ddl_budget: int | None = None) -> str:
-    """The focus's CREATE TABLE statements, then ``chunks`` as the documentation section."""
+def _render(
+    db: Database, focus: _Focus, chunks: list, ddl_budget: int | None = None
+) -> tuple[str, dict[str, int]]:
+    """The focus's CREATE TABLE statements, then ``chunks`` as the documentation section, and
+    the detail level of each table in that text."""
     ddl = focus.ddl
     if focus.ranking is not None:
-        text = format_ranking(db, focus.ranking, ddl, ddl_budget)
+        levels, parts = focused_parts(db, focus.ranking, ddl, ddl_budget)
+        text = "\n\n".join(parts.values())
     else:
+        levels = dict.fromkeys(focus.tables, 0)
         text = format_tables(
             db, focus.tables, focus.columns, ddl=ddl, described=focus.described, hints=focus.hints
         )
-    return text + docs_section(db, chunks, focus.tables)
+    return text + docs_section(db, chunks, focus.tables), levels
 
 
 def _thin_ranking(
@@ -478,8 +488,7 @@ def _thin_ranking(
     assert focus.ranking is not None
     docs_tokens = estimate_tokens(out) - estimate_tokens(format_ranking(db, focus.ranking, focus.ddl))
     ddl_budget = max(0, token_budget - docs_tokens)
-    levels = focused_parts(db, focus.ranking, focus.ddl, ddl_budget)[0]
-    return _render(db, focus, chunks, ddl_budget), levels
+    return _render(db, focus, chunks, ddl_budget)
 
 
 def _drop_neighbours(
@@ -491,5 +500,5 @@ def _drop_neighbours(
     while estimate_tokens(out) > token_budget and len(tables) > len(retrieved):
         drop = next(t for t in reversed(tables) if t not in retrieved)
         tables.remove(drop)
-        out = _render(db, focus, chunks)
+        out = _render(db, focus, chunks)[0]
     return out, dict.fromkeys(tables, 0)

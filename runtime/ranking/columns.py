@@ -9,6 +9,12 @@
   table (of every kept table with ``rest_tables="all"``) are listed by name only, so a column
   the ranking missed is still in the prompt at a few tokens. ``context_share`` caps the whole
   focused schema at a share of the full one (``format_ranking`` thins the lowest-ranked tables).
+  A column's *role* (:func:`column_role`: time, measure, key, or descriptive, from its name and
+  type) meets what the question asks (:class:`QuestionAsks`: an aggregate, a period, an entity
+  it names): a strong table also keeps every time column when the question asks for a period,
+  its best measure when it asks for an aggregate, and the keys of what it names; those columns
+  lead the table's focused list, descriptive labels close it (issue 40, item 5). With a query
+  history, the columns it reads come first and a strong table keeps its most-used ones (issue 38).
 * :func:`shard_hints`: a collapsed shard family the question's dates point into says which
   members (:mod:`~schemarag.runtime.search.shard_hints`).
 * :func:`compact_cap`: a capped focus exists to be *smaller*: its cap is also bounded by the
@@ -18,10 +24,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from schemarag.runtime.artifact.chunk_model import estimate_tokens
+from schemarag.runtime.artifact.naming import join_like
 from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.core.text_tokens import tokenize
 from schemarag.runtime.ranking.candidates import Candidates
@@ -142,36 +151,189 @@ def select_columns(
     question: str,
     policy: ColumnPolicy,
 ) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
-    """``(columns, described, compact)`` per table, in schema order: what to show as DDL, what
-    of that to describe, and the other columns to list by name only."""
+    """``(columns, described, compact)`` per table: what to show as DDL (the columns a reader
+    needs first, see :meth:`_TableFocus.lead_first`), what of that to describe, and the other
+    columns to list by name only (both in schema order)."""
     strong_set = set(_strong_tables(art, tables, table_score, policy.table_ratio))
     per_table = art.table_column_chunks
     col_scores = {t: {c: float(rel[idx].max()) for c, idx in per_table.get(t, ())} for t in tables}
     best_col = max((v for t in strong_set for v in col_scores[t].values()), default=0.0)
-    asked = _norm(question)
-    asked_tokens = set(tokenize(question))
-    name_tokens = art.column_name_tokens
+    asks = QuestionAsks.of(question)
+    used = history_columns(art, tables)
     shown: dict[str, list[str]] = {}
     described: dict[str, list[str]] = {}
     compact: dict[str, list[str]] = {}
     rank = 0
     for t in tables:
-        cs = col_scores[t]
-        named = {c for c in cs if len(c) > 2 and _norm(c) in asked}
-        named |= {c for c in cs if name_tokens.get(c) and name_tokens[c] <= asked_tokens}
-        rich = named
+        keep: int | None = None  # best-scoring columns a strong table keeps (None: a weak table)
         if t in strong_set:
-            n = policy.columns_by_rank[min(rank, len(policy.columns_by_rank) - 1)]
+            keep = policy.columns_by_rank[min(rank, len(policy.columns_by_rank) - 1)]
             rank += 1
-            ordered = sorted(cs, key=lambda c: (-cs[c], c))
-            rich = (
-                set(ordered[:n]) | {c for c, v in cs.items() if v >= policy.column_ratio * best_col} | named
-            )
+        focus = _TableFocus(art, t, col_scores[t], asks, used.get(t, []))
+        rich = focus.rich(policy.column_ratio * best_col, keep)
         ddl = art.ddl[t]
-        keys = set(ddl.key_columns) | art.implicit_join_columns.get(t, set())
-        keys |= {c for c in ddl.columns if label_like(c)}
-        shown[t] = [c for c in ddl.columns if c in rich or c in keys]
+        shown[t] = focus.lead_first([c for c in ddl.columns if c in rich or c in focus.keys])
         described[t] = [c for c in ddl.columns if c in rich]
         if policy.rest_tables == "all" or (policy.rest_tables == "strong" and t in strong_set):
-            compact[t] = [c for c in ddl.columns if c not in rich and c not in keys]
+            compact[t] = [c for c in ddl.columns if c not in rich and c not in focus.keys]
     return shown, described, compact
+
+
+# Item 5 of issue 40: what a question asks of a column's *role*. General English only (how people
+# ask for an aggregate or a period), never a dataset's vocabulary.
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+MEASURE_WORDS = _word_set(
+    "total sum average avg mean highest lowest maximum minimum max min most least largest smallest "
+    "biggest greatest higher lower more less fewer exceed exceeds exceeding ratio percentage percent "
+    "proportion much"
+)
+TIME_WORDS = _word_set(
+    "date dates year years month months week weeks day days daily weekly monthly yearly annual "
+    "annually quarter quarterly hour hours when recent recently latest earliest oldest newest since "
+    "until ago period january february march april june july august september october november "
+    "december"
+)
+_YEAR_OR_DATE = re.compile(r"\b(?:1[89]|20)\d\d\b|\b\d{1,4}[/-]\d{1,2}\b")
+# name words of a column that holds a point in time, or an amount (when its type does not say)
+TIME_NAME_WORDS = _word_set("date time timestamp datetime year month day week quarter hour dt")
+MEASURE_NAME_WORDS = _word_set(
+    "amount price cost total sum count quantity qty revenue balance fee salary spend value"
+)
+# an identifier's name words ("number" and "no" are left out: number_of_orders is a measure)
+KEY_NAME_WORDS = frozenset({"id", "code", "key", "uuid"})
+_NAME_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+_NUMERIC_TYPE = re.compile(
+    r"^\s*(?:u?(?:tiny|small|medium|big)?int(?:eger)?\d*|decimal|numeric|number|bignumeric|"
+    r"float\d*|double|real|money|smallmoney)\b",
+    re.IGNORECASE,
+)
+_TIME_TYPE = re.compile(r"^\s*(?:date|datetime\d*|timestamp\w*|time\w*|interval|year)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class QuestionAsks:
+    """What a question asks of columns: its words (normalised and BM25 tokens), and whether it
+    asks for an aggregate (a measure) or a period (a time column)."""
+
+    text: str  # the question as ``_norm`` writes it (for names the question spells out)
+    tokens: frozenset[str]  # the question's BM25 tokens (for names the question uses word by word)
+    measure: bool
+    time: bool
+
+    @classmethod
+    def of(cls, question: str) -> QuestionAsks:
+        """
+        >>> a = QuestionAsks.of("Total revenue by month")
+        >>> a.measure, a.time, QuestionAsks.of("Which customers placed orders in 2012?").time
+        (True, True, True)
+        """
+        words = set(_WORDS.split(question.lower()))
+        time = bool(words & TIME_WORDS) or bool(_YEAR_OR_DATE.search(question))
+        return cls(_norm(question), frozenset(tokenize(question)), bool(words & MEASURE_WORDS), time)
+
+
+@lru_cache(maxsize=1 << 16)
+def column_role(name: str, type_text: str) -> str:
+    """``"time"``, ``"measure"``, ``"key"`` or ``""`` (descriptive), from the column's name and
+    type alone: a time type or a time word in the name is a time column; an id- or code-like name
+    a key; a numeric type, or an amount word in the name, a measure.
+
+    >>> [column_role(n, t) for n, t in (("created_timestamp", "TEXT"), ("total_price", "NUMERIC"),
+    ...     ("customer_id", "INTEGER"), ("billing_city", "TEXT"), ("OpenDate", "DATE"))]
+    ['time', 'measure', 'key', '', 'time']
+    """
+    words = {w.lower() for w in _NAME_WORDS.findall(name)}
+    if (
+        _TIME_TYPE.match(type_text)
+        or words & TIME_NAME_WORDS
+        or (len(words) > 1 and name.lower().endswith("_at"))
+    ):
+        return "time"
+    if join_like(name) or words & KEY_NAME_WORDS:
+        return "key"
+    if _NUMERIC_TYPE.match(type_text) or words & MEASURE_NAME_WORDS:
+        return "measure"
+    return ""
+
+
+def history_columns(art: IndexArtifact, tables: list[str]) -> dict[str, list[str]]:
+    """Per table of ``tables``, the columns its query history reads, most runs first (issue 38);
+    empty without a history, so a version built without one ranks exactly as before."""
+    history = art.history
+    if not history.present or not history.columns.shape[0]:
+        return {}
+    rows = np.asarray(history.columns)  # table, column position, runs, statements; sorted by table
+    index = {name: i for i, name in enumerate(art.table_names)}
+    out: dict[str, list[str]] = {}
+    for t in tables:
+        i = index.get(t)
+        if i is None:
+            continue
+        lo, hi = np.searchsorted(rows[:, 0], [i, i + 1])
+        mine = rows[lo:hi]
+        order = np.lexsort((mine[:, 1], -mine[:, 2]))  # most runs first, then schema order
+        names = art.ddl[t].columns
+        out[t] = [names[int(p)] for p in mine[order, 1]]
+    return out
+
+
+class _TableFocus:
+    """One kept table's columns as a question sees them: which it names, which are keys, and
+    which play the role (measure, time, key) the question points at."""
+
+    def __init__(
+        self, art: IndexArtifact, table: str, scores: dict[str, float], asks: QuestionAsks, used: list[str]
+    ) -> None:
+        self.scores, self.asks, self.used = scores, asks, used
+        self.ddl = art.ddl[table]
+        name_tokens = art.column_name_tokens
+        self.named = {c for c in scores if len(c) > 2 and _norm(c) in asks.text}
+        self.named |= {c for c in scores if name_tokens.get(c) and name_tokens[c] <= asks.tokens}
+        keys = set(self.ddl.key_columns) | art.implicit_join_columns.get(table, set())
+        self.labels = {c for c in self.ddl.columns if label_like(c)}
+        self.keys = keys | self.labels  # always shown (labels: what a question naming an entity reads)
+        schema_table = art.schema.table(table)
+        types = {c.name: c.type for c in schema_table.columns} if schema_table is not None else {}
+        self.roles = {c: column_role(c, types.get(c, "")) for c in self.ddl.columns}
+        self.pointed = [c for c in self.ddl.columns if self._points_at(c, name_tokens.get(c, frozenset()))]
+
+    def _points_at(self, column: str, tokens: frozenset[str]) -> bool:
+        """The question asks for this column's role: a measure or time column when it asks for an
+        aggregate or a period, a key when it names what the key identifies (customers: customer_id)."""
+        role = self.roles[column]
+        if role == "key":
+            return bool(tokens & (self.asks.tokens - KEY_NAME_WORDS))
+        return (role == "measure" and self.asks.measure) or (role == "time" and self.asks.time)
+
+    def rich(self, floor: float, keep: int | None) -> set[str]:
+        """Columns shown as DDL with their description: the named ones; for a strong table
+        (``keep`` set) also its ``keep`` best-scoring, every column scoring ``floor`` or more,
+        its ``keep`` most-used in the history, and the columns of a role the question points at:
+        the keys it names, every time column when it asks for a period (a question rarely says
+        which date: created, shipped, updated), and when it asks for an aggregate its
+        best-scoring measure unless one is kept already (a question usually names the amount)."""
+        rich = set(self.named)
+        if keep is None:
+            return rich
+        cs = self.scores
+        rich |= set(sorted(cs, key=lambda c: (-cs[c], c))[:keep]) | {c for c, v in cs.items() if v >= floor}
+        rich |= set(self.used[:keep])
+        rich |= {c for c in self.pointed if self.roles[c] in ("key", "time")}
+        measures = [c for c in self.pointed if self.roles[c] == "measure"]
+        if measures and not any(c in rich for c in measures):
+            rich.add(max(measures, key=lambda c: cs.get(c, -1.0)))  # ties: the first in the schema
+        return rich
+
+    def lead_first(self, columns: list[str]) -> list[str]:
+        """``columns`` (schema order) reordered for a reader: the history's columns (most runs
+        first), then the focused columns the question points at (measures, time columns, keys),
+        the other columns, and the descriptive labels last. The DDL itself keeps the schema's
+        order (a table's column order is part of its definition)."""
+        shown = set(columns)
+        lead = [c for c in self.used if c in shown]
+        lead += [c for c in self.pointed if c in shown and c not in lead]
+        rest = [c for c in columns if c not in lead]
+        return lead + [c for c in rest if c not in self.labels] + [c for c in rest if c in self.labels]

@@ -21,7 +21,7 @@ ranking; the retrieval is done once per question and reused for every N), and fo
 N up to which each further example still raised recall by at least ``--min-gain`` points per 100
 added tokens.
 
-    nice python -m schemarag.tools.benchmarks.examples_bench \\
+    nice schemarag bench examples \\
         --questions BIRD/dev/dev.json --folds FOLDS/k5_f1 [--k 5] [--ns 0,1,2,3,5] [--out FILE]
 
 (``add_arguments`` and ``run`` follow the ``schemarag bench`` modules, so one line in

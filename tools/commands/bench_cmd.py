@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "validate": "SQL validator verdicts (valid / invalid / unchecked) on a question file's reference SQL",
     "dbt": "import every dbt project under a folder: tables, ephemeral/disabled, layers, errors (vs dbt ls)",
     "history": "a 10,000-statement query history: cold build and search p50 with vs without it",
+    "examples": "past queries as prompt examples: added tokens vs example recall per N (history folds)",
 }
 
 
@@ -52,6 +53,7 @@ ARTIFACTS_HELP = {
     "validate": IGNORED,
     "dbt": IGNORED,
     "history": "ignored: bench history builds into a temporary folder",
+    "examples": "ignored: bench examples reads the fold indexes of --folds",
 }
 # charted here from the JSON they write (tools/benchmarks/charts.py); the others draw their own
 CHARTED = ("build", "prompt", "calibration", "catalog")

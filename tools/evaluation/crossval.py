@@ -379,4 +379,13 @@ def cross_validate(
         "chosen_per_held_out_db": {d: candidates[k].describe() for d, k in sorted(chosen.items())},
         "chosen_on_all": candidates[overall].describe(),
         "in_sample_of_chosen_on_all": in_sample,
+        "in_sample_per_candidate": [
+            {"knobs": c.describe(), **_recall_and_size(aggregate(recs, budgets))}
+            for c, recs in zip(candidates, per_knob, strict=True)
+        ],
     }
+
+
+def _recall_and_size(m: dict[str, Any]) -> dict[str, Any]:
+    """What a reader compares candidates by: CR per budget, tables kept, context ratio."""
+    return {k: m.get(k) for k in ("complete_recall", "mean_tables_kept", "context_ratio", "column_srr")}

@@ -83,6 +83,21 @@ def test_budget_takes_declared_neighbours_after_the_table_they_join() -> None:
     assert c.kept == ["spoke_a", "lone", "hub"]
 
 
+def test_a_neighbour_with_next_to_no_evidence_takes_no_place_out_of_turn() -> None:
+    # spoke_a is weak but close to the best table; its neighbour hub has 0.04 x the best evidence
+    scores = [0.02, 0.03, 0.5, 0.4]  # hub, spoke_a, spoke_b, lone
+    c = _candidates(scores, budget=3)
+    c.queue = ["spoke_b", "spoke_a", "lone", "hub"]
+    budget.budget(c, SHIPPED)  # no floor: hub (0.02 >= 0.5 x 0.03) follows spoke_a, before lone
+    assert c.kept == ["spoke_b", "spoke_a", "hub"]
+    c = _candidates(scores, budget=3)
+    c.queue = ["spoke_b", "spoke_a", "lone", "hub"]
+    budget.budget(c, replace(SHIPPED, neighbour_floor=0.1))  # 0.02 < 0.1 x 0.5: hub waits its turn
+    assert c.kept == ["spoke_b", "spoke_a", "lone"]
+    budget.join_paths(c, replace(SHIPPED, neighbour_floor=0.1))  # ... unless it completes a join path
+    assert c.kept == ["spoke_b", "spoke_a", "hub"]
+
+
 def test_an_adaptive_budget_stops_below_its_confidence_but_not_before_its_floor() -> None:
     c = _candidates([0.05, 0.9, 0.1, 0.8], budget=4, adaptive=AdaptiveBudget(confidence=0.5), fk_expand=False)
     budget.budget(c, SHIPPED)

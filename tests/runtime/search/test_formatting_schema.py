@@ -193,3 +193,24 @@ def test_focused_schema_on_sqlite_chain_database(chain_artifacts: Path) -> None:
     # constraint line goes
     assert _fk_targets(creates["b"]) == set()
     assert "c_id" in creates["b"].sql("sqlite")
+
+
+def test_served_levels_are_those_of_the_served_text(b2b: Retriever) -> None:
+    """A capped ranking is thinned by its own cap before any doc is added: the levels returned
+    must say so (they were reported as 0 while the text showed names lines, and an evaluation
+    of the served text scored columns as DDL that it showed by name only)."""
+    from schemarag.runtime.formatting import focused_parts, focused_schema_levels
+    from schemarag.runtime.ranking.config import ColumnPolicy
+
+    question = "Which accounts have unpaid invoices older than 30 days?"
+    for share in (0.05, 0.15, 0.3, None):
+        res = b2b.search(question, table_budget=8, focus=ColumnPolicy(rest_tables="all", context_share=share))
+        assert res.ranking is not None
+        text, levels = focused_schema_levels(b2b.schema, res)
+        assert levels == focused_parts(b2b.schema, res.ranking, b2b.artifact.ddl)[0]
+        for table, level in levels.items():  # a names line exactly where the level says one is
+            assert (f"-- table {table}: " in _ddl_part(text)) == (level >= 2), (share, table, level)
+        if share == 0.05:
+            assert max(levels.values()) >= 2, "the cap is small enough to thin a table to names"
+        if share is None:
+            assert set(levels.values()) == {0}
