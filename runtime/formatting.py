@@ -272,6 +272,8 @@ def _table_text(db: Database, name: str, options: _TableOptions, levels: dict[st
     cols = options.columns.get(t.name) if options.columns else None
     say = options.described.get(t.name) if options.described is not None else None
     rest = list(options.compact.get(t.name, ())) if options.compact else []
+    if not rest and _no_column(piece, cols):  # its columns by name, never ``CREATE TABLE x ( );``
+        rest = list(piece.columns)
     level = levels.get(t.name, 0) if levels else 0
     if level >= 2:
         return _names_line(piece, cols, rest, level)
@@ -285,6 +287,12 @@ def _table_text(db: Database, name: str, options: _TableOptions, levels: dict[st
     return assemble(piece, cols, described=say, fk_columns=fks, compact=rest, hint=hint)
 
 
+def _no_column(piece: TableDDL, cols: list[str] | None) -> bool:
+    """Whether a focus leaves a table no column of its own to show as DDL (none focused, no key)."""
+    known = {c.lower() for c in piece.columns}
+    return cols is not None and not any(c.lower() in known for c in [*cols, *piece.key_columns])
+
+
 def _names_line(piece: TableDDL, cols: list[str] | None, rest: list[str], level: int) -> str:
     """Detail level 2 or 3 of a table: one comment line of its table and column names, the
     focused ones first in the ranking's order (a names line is no definition, so it can lead
@@ -294,7 +302,7 @@ def _names_line(piece: TableDDL, cols: list[str] | None, rest: list[str], level:
     first = dict.fromkeys(known[c.lower()] for c in [*focused, *piece.key_columns] if c.lower() in known)
     names = [name_sql(piece, c) for c in first]
     what = piece.keyword.lower()
-    if level == 2:
+    if level == 2 or not names:  # nothing focused: the names of the rest, not an empty line
         return f"-- {what} {piece.name_sql}: " + ", ".join(names + [name_sql(piece, c) for c in rest])
     more = f" (+{len(rest)} more columns)" if rest else ""
     return f"-- {what} {piece.name_sql}: " + ", ".join(names) + more

@@ -5,10 +5,12 @@
   ``column_ratio`` of the best column anywhere, and columns the question names. Weak tables
   keep only join and label columns. Join columns (PK, FKs, FK targets, and ``*_id``/``*_code``
   names shared with another table) and label columns (``*name``, ``title``) are always kept,
-  without their description; only focused columns carry one. The other columns of a strong
-  table (of every kept table with ``rest_tables="all"``) are listed by name only, so a column
-  the ranking missed is still in the prompt at a few tokens. ``context_share`` caps the whole
-  focused schema at a share of the full one (``format_ranking`` thins the lowest-ranked tables).
+  without their description; only focused columns carry one. A weak table with neither keeps
+  its best-scoring column, so no kept table renders as an empty ``CREATE TABLE x ( );``. The
+  other columns of a strong table (of every kept table with ``rest_tables="all"``) are listed
+  by name only, so a column the ranking missed is still in the prompt at a few tokens.
+  ``context_share`` caps the whole focused schema at a share of the full one (``format_ranking``
+  thins the lowest-ranked tables).
   A column's *role* (:func:`column_role`: time, measure, key, or descriptive, from its name and
   type) meets what the question asks (:class:`QuestionAsks`: an aggregate, a period, an entity
   it names): a strong table also keeps every time column when the question asks for a period,
@@ -314,11 +316,14 @@ class _TableFocus:
         its ``keep`` most-used in the history, and the columns of a role the question points at:
         the keys it names, every time column when it asks for a period (a question rarely says
         which date: created, shipped, updated), and when it asks for an aggregate its
-        best-scoring measure unless one is kept already (a question usually names the amount)."""
+        best-scoring measure unless one is kept already (a question usually names the amount).
+        A weak table without a key or label column keeps its best-scoring one."""
         rich = set(self.named)
-        if keep is None:
-            return rich
         cs = self.scores
+        if keep is None:  # a weak table: its keys and labels; without any, still its best column
+            if rich or self.keys & set(self.ddl.columns):
+                return rich
+            return set(sorted(cs, key=lambda c: (-cs[c], c))[:1] or self.ddl.columns[:1])
         rich |= set(sorted(cs, key=lambda c: (-cs[c], c))[:keep]) | {c for c, v in cs.items() if v >= floor}
         rich |= set(self.used[:keep])
         rich |= {c for c in self.pointed if self.roles[c] in ("key", "time")}

@@ -30,6 +30,7 @@ cross-validation and the warehouse grids all call it, with :data:`~.config.SHIPP
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -75,6 +76,31 @@ def rank(
         stage(c, config)
     assert c.ranking is not None
     return c.ranking
+
+
+def kept_by_budget(
+    art: IndexArtifact,
+    rel: np.ndarray,
+    ask: RankingRequest,
+    budgets: list[int],
+    config: RankingConfig = SHIPPED,
+) -> dict[int, list[str]]:
+    """The tables :func:`rank` keeps at each of ``budgets`` (``ask.budget`` is ignored), for a
+    knob grid: the stages before ``budget`` do not read the budget, so they run once, and the
+    column stages, which keep no other table, not at all. Equal to ``rank(...).tables`` per budget
+    (``tests/runtime/ranking/test_stages.py``)."""
+    c = Candidates.start(art, rel, ask)
+    names = [n for n, _ in STAGES]
+    first_budget, first_column = names.index("budget"), names.index("columns")
+    for _, stage in STAGES[:first_budget]:
+        stage(c, config)
+    out: dict[int, list[str]] = {}
+    for b in budgets:
+        one = replace(c, ask=replace(ask, budget=b))
+        for _, stage in STAGES[first_budget:first_column]:
+            stage(one, config)
+        out[b] = list(one.kept)
+    return out
 
 
 def neighbour_picks(ranking: TableRanking) -> list[str]:

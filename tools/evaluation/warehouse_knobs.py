@@ -26,6 +26,8 @@ def _hedge(h: tuple[float, int, int, int] | None) -> dict[str, Any] | None:
 
 _GRIDS: dict[str, list[dict[str, Any]]] = {
     "join_paths": [{"join_paths": S.join_paths}, {"join_paths": False}],
+    # the evidence an FK neighbour needs (x the best table's) to take a place out of turn
+    "neighbour_floor": [{"neighbour_floor": f} for f in (S.neighbour_floor, 0.0, 0.1, 0.2)],
     # FK expansion over inferred keys (ratio of the kept table's score a neighbour needs; None:
     # declared keys only) x join-path completion (shipped: in one database; off). Completion of
     # only the first 3 / 5 kept tables was in this grid until 2026-11-27 and no fold chose it

@@ -10,6 +10,7 @@ dbt importer and built by the real graph, once as is and once with an imported q
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from schemarag.runtime.artifact.history import QueryHistory
-from schemarag.runtime.formatting import focused_schema_levels
+from schemarag.runtime.formatting import focused_schema_levels, format_ranking
 from schemarag.runtime.ranking.columns import QuestionAsks, column_role, history_columns, label_like
 from schemarag.runtime.search.results import RetrievalResult
 from schemarag.runtime.search.retriever import Retriever
@@ -111,6 +112,29 @@ def test_measures_times_and_keys_the_question_points_at_are_focused_first(indexe
     else:  # a names line leads with the focused columns
         names = mart.split(": ", 1)[1].split(", ")
         assert names.index("total_price") < names.index("billing_address_first_name")
+
+
+# ``CREATE TABLE x (`` with no column line before ``);``, or a names line with no name after ``:``
+_EMPTY_DDL = re.compile(r"^CREATE [A-Z ]+ \S+ \((?: --[^\n]*)?\n\s*\);", re.MULTILINE)
+_EMPTY_NAMES = re.compile(r"^-- [a-z ]+ \S+:\s*(?:\(\+\d+ more columns\))?$", re.MULTILINE)
+
+
+@pytest.mark.parametrize("focus", ["default", "compact"])
+def test_no_kept_table_renders_an_empty_column_list(indexes, focus: str) -> None:
+    """A weak table without key or label columns (``shopify__inventory_levels`` for the revenue
+    question) still shows a column: it used to render as ``CREATE TABLE x ( );``, from which a
+    reader learns nothing, under a budget too (the thinnest level names the focused columns)."""
+    plain, _ = indexes
+    for question in (PLACED, REVENUE):
+        result = _search(plain, question, focus)
+        ranking = result.ranking
+        assert ranking is not None and "shopify__inventory_levels" in ranking.tables
+        texts = [focused_schema_levels(result.schema, result)[0]]
+        texts += [format_ranking(result.schema, ranking, result.ddl, b) for b in (None, 1)]
+        for text in texts:
+            assert not _EMPTY_DDL.search(text), text
+            assert not _EMPTY_NAMES.search(text), text
+        assert all(ranking.columns[t] for t in ranking.tables), ranking.columns
 
 
 def test_the_history_columns_lead_and_are_focused(indexes) -> None:

@@ -147,3 +147,14 @@ def test_rank_runs_the_stages_in_order_with_the_given_config() -> None:
     ask = RankingRequest("", 3)
     assert rank(art, rel, ask).tables == ["spoke_a", "spoke_b", "hub"]
     assert rank(art, rel, ask, replace(SHIPPED, join_paths=False)).tables == ["spoke_a", "spoke_b", "lone"]
+
+
+def test_kept_by_budget_keeps_what_rank_keeps_at_each_budget() -> None:
+    from schemarag.runtime.ranking.pipeline import kept_by_budget
+
+    art = in_memory_artifact(SCHEMA, [(t, "table", None) for t in NAMES])
+    for scores in ([0.5, 0.9, 0.1, 0.6], [0.0, 0.9, 0.8, 0.7], [0.02, 0.03, 0.5, 0.4]):
+        rel = np.array(scores, dtype=np.float32)
+        got = kept_by_budget(art, rel, RankingRequest("hub spoke", 99), [1, 2, 3, 4])
+        for b in (1, 2, 3, 4):
+            assert got[b] == list(rank(art, rel, RankingRequest("hub spoke", b)).tables)

@@ -14,6 +14,7 @@ from schemarag.runtime.formatting import (
     format_focused_schema,
     format_focused_schema_tables,
     format_full_schema,
+    format_ranking,
     render_schema,
 )
 from schemarag.runtime.search.retriever import Retriever
@@ -214,3 +215,17 @@ def test_served_levels_are_those_of_the_served_text(b2b: Retriever) -> None:
             assert max(levels.values()) >= 2, "the cap is small enough to thin a table to names"
         if share is None:
             assert set(levels.values()) == {0}
+
+
+def test_a_table_focused_on_no_column_still_lists_its_columns() -> None:
+    """A focus that leaves a keyless table no column (weak, no key or label column) shows its
+    columns by name, never ``CREATE TABLE x ( );``, at every detail level."""
+    from schemarag.runtime.search.results import TableRanking
+
+    stock = {"name": "stock", "columns": [{"name": "sku", "type": "TEXT"}, {"name": "qty", "type": "INT"}]}
+    db = Database.model_validate({"name": "s", "tables": [stock]})
+    text = format_focused_schema_tables(db, ["stock"], columns={"stock": []}, described={"stock": []})
+    assert text == "CREATE TABLE stock (\n  -- also: sku, qty\n);"
+    ranking = TableRanking(tables=["stock"], columns={"stock": []}, described={"stock": []})
+    for budget in (None, 1):  # 1: thinned to the last level, the names of the focused columns
+        assert format_ranking(db, ranking, token_budget=budget).endswith("stock: sku, qty") == (budget == 1)
