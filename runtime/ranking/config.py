@@ -131,12 +131,12 @@ class RankingConfig:
     # >= history_co_share of its statements also read, with >= history_co_ratio of its evidence;
     # None: off); logged joins in the join graph at DECLARED_COST + history_join_extra (None: not
     # used), and join-path completion over them in a union too (history_join_paths)
-    history_popularity: float = 0.0
-    history_co_weight: float = 0.0  # co-usage prior: score + weight x max(score(a) x P(t | a)), 0: off
+    history_popularity: float = 0.6
+    history_co_weight: float = 1.0  # co-usage prior: score + weight x max(score(a) x P(t | a)), 0: off
     history_co_top: int = 3  # ... over the question's best history_co_top tables a
     history_co_share: float | None = None
     history_co_ratio: float = 0.0
-    history_join_extra: float | None = None
+    history_join_extra: float | None = 0.1
     history_join_paths: bool = False
     # what `adaptive=True` means, the table budget a caller gets by default, and the focuses
     adaptive: AdaptiveBudget = AdaptiveBudget(confidence=0.5, min_tables=5, sure_margin=0.7)
@@ -172,6 +172,17 @@ BIRD_PER_DB = "BIRD dev per database, 11 databases, leave-one-database-out"
 def _warehouse(grid: str, folds: str, date: str, note: str = "") -> Provenance:
     command = f"schemarag eval --warehouse DIR --cross-validate {grid}"
     return Provenance(WAREHOUSE, command, folds, date, note)
+
+
+def _history(folds: str) -> Provenance:
+    """A history knob: chosen by the 5-fold query-history evaluation, leave-one-database-out."""
+    return Provenance(
+        "BIRD dev, 5 query-history folds (SQL only), BirdUnion, per database and key-less per database, "
+        "leave-one-database-out",
+        "schemarag eval --query-log-folds 5 (--union bird_union; --per-db)",
+        f"BirdUnion: {folds}",
+        "2026-11-28",
+    )
 
 
 def _unmeasured(note: str) -> Provenance:
@@ -270,13 +281,18 @@ PROVENANCE: dict[str, Provenance] = {
     "join_path_hops": _unmeasured(
         "a bridge of at most two tables; longer paths rarely join a question's tables"
     ),
-    "history_popularity": _unmeasured("set by the query-history folds (issue 38)"),
-    "history_co_weight": _unmeasured("set by the query-history folds (issue 38)"),
-    "history_co_top": _unmeasured("set by the query-history folds (issue 38)"),
-    "history_co_share": _unmeasured("set by the query-history folds (issue 38)"),
-    "history_co_ratio": _unmeasured("set by the query-history folds (issue 38)"),
-    "history_join_extra": _unmeasured("set by the query-history folds (issue 38)"),
-    "history_join_paths": _unmeasured("set by the query-history folds (issue 38)"),
+    "history_popularity": _history("9 of 11 pick 0.6 (2: 1.0); per database 6 of 11 pick 1.0, 2 pick 0.6"),
+    "history_co_weight": _history("11 of 11 pick 1.0; per database 6 of 11 pick 0.5, 2 pick 1.0"),
+    "history_co_top": _history("11 of 11 pick 3; key-less per database 8 of 11 pick 1"),
+    "history_co_share": _history(
+        "no fold of any set picks completion (it takes places from the priors' picks)"
+    ),
+    "history_co_ratio": _history("inert while history_co_share is None"),
+    "history_join_extra": _history(
+        "ties on BirdUnion and per database; key-less per database (BIRD dev with every FK removed) "
+        "8 of 11 pick 0.1: logged joins are the only joins a key-less warehouse has"
+    ),
+    "history_join_paths": _history("ties on BirdUnion (routing picks the database there)"),
     "adaptive": Provenance(
         BIRD_UNION,
         "schemarag eval --union bird_union --cross-validate adaptive (max CR at <= 8 tables)",

@@ -62,19 +62,24 @@ def assign_folds(questions: Sequence[Any], k: int, seed: int = SEED) -> list[int
 
 def history_grid(base: RankingConfig = SHIPPED) -> list[RankingConfig]:
     """Candidates for the history knobs, ``base`` first (the shipped setting), then each
-    combination of popularity weight, co-usage completion and logged joins."""
+    combination of popularity weight, co-usage prior, co-usage completion and logged joins."""
     out = [base]
-    for pop, co, join in itertools.product(
-        (0.0, 0.15, 0.3),
-        (None, (0.5, 0.0), (0.25, 0.0), (0.25, 0.25)),
+    for pop, (weight, top), share, join in itertools.product(
+        (0.0, 0.3, 0.6, 1.0),
+        ((0.0, 3), (0.5, 3), (1.0, 3), (1.0, 1)),
+        (None, 0.5),
         (None, (0.1, False), (0.1, True)),
     ):
+        if share is not None and (pop, weight) not in ((0.0, 0.0), (0.6, 0.5)):
+            continue  # completion on top of the priors: two representative points only
         out.append(
             replace(
                 base,
                 history_popularity=pop,
-                history_co_share=co[0] if co else None,
-                history_co_ratio=co[1] if co else 0.0,
+                history_co_weight=weight,
+                history_co_top=top,
+                history_co_share=share,
+                history_co_ratio=0.0,
                 history_join_extra=join[0] if join else None,
                 history_join_paths=join[1] if join else False,
             )
@@ -85,6 +90,8 @@ def history_grid(base: RankingConfig = SHIPPED) -> list[RankingConfig]:
 def describe(config: RankingConfig) -> dict[str, Any]:
     return {
         "history_popularity": config.history_popularity,
+        "history_co_weight": config.history_co_weight,
+        "history_co_top": config.history_co_top,
         "history_co_share": config.history_co_share,
         "history_co_ratio": config.history_co_ratio,
         "history_join_extra": config.history_join_extra,
@@ -201,6 +208,7 @@ def run_folds(
         rename = lambda q: union_sql(q.sql, q.db_id, names, union_db.dialect)  # noqa: E731
     tag = f"k{k}_f{fraction:g}{'_q' if with_questions else ''}"
     per_knob: list[list[dict[str, Any] | None]] = [[None] * len(questions) for _ in candidates]
+    shipped: list[dict[str, Any] | None] = [None] * len(questions)
     had_history = 0
     plain_sources: dict[str, Any] = {}
     plain = collect(questions, plain_sources, replace(config, progress=None))
@@ -229,13 +237,14 @@ def run_folds(
         sources: dict[str, Any] = {}
         scored = collect(fold_qs, sources, replace(config, artifacts=artifacts, progress=None))
         base_knobs = Knobs(calibration=next(iter(sources.values())).retriever.calibration)
+        for i, rec in zip(rows, records_for(scored, sources, base_knobs, budgets), strict=True):
+            shipped[i] = rec
         for c, cand in enumerate(candidates):
-            recs = records_for(scored, sources, replace(base_knobs, ranking=cand), budgets)
-            for i, rec in zip(rows, recs, strict=True):
+            for i, rec in zip(rows, table_records(scored, sources, cand, budgets), strict=True):
                 per_knob[c][i] = rec
     dbs = [q.db_id for q in questions]
     complete = [[r for r in recs if r is not None] for recs in per_knob]
-    held, chosen, overall = lodo(complete, dbs, budgets, key)
+    held, chosen, overall = lodo(complete, dbs, budgets, key, table_recall)
     return {
         "protocol": (
             f"{k}-fold per database; fold k's history is the other folds' gold SQL"
@@ -248,12 +257,52 @@ def run_folds(
         "questions": len(questions),
         "questions_with_history": had_history,
         "without_history": aggregate(without, budgets),
-        "with_history_shipped": aggregate(complete[0], budgets),
-        "cross_validated": aggregate(held, budgets),
+        "with_history_shipped": aggregate([r for r in shipped if r is not None], budgets),
+        "cross_validated": table_recall(held, budgets),
         "chosen_per_held_out_db": {d: describe(candidates[c]) for d, c in sorted(chosen.items())},
         "chosen_on_all": describe(candidates[overall]),
-        "in_sample_of_chosen_on_all": aggregate(complete[overall], budgets),
+        "in_sample_of_chosen_on_all": table_recall(complete[overall], budgets),
+        "in_sample_per_candidate": [
+            {**describe(cand), **table_recall(recs, budgets)}
+            for cand, recs in zip(candidates, complete, strict=True)
+        ],
     }
+
+
+def table_records(
+    scored: Sequence[Any], sources: dict[str, Any], config: RankingConfig, budgets: Sequence[int]
+) -> list[dict[str, Any]]:
+    """Per question, the tables kept at each budget under ``config`` (no column stages: a knob
+    grid over the table ranking needs only the tables, :func:`~.pipeline.kept_by_budget`)."""
+    from schemarag.runtime.ranking.candidates import RankingRequest
+    from schemarag.runtime.ranking.pipeline import kept_by_budget
+    from schemarag.tools.evaluation.crossval import relevance
+
+    out = []
+    for item in scored:
+        retriever = sources[item.source].retriever
+        rel = relevance(item, retriever.calibration)
+        ask = RankingRequest(item.text, max(budgets), None, None, (), True, retriever.calibration)
+        kept = kept_by_budget(retriever.artifact, rel, ask, list(budgets), config)
+        out.append({"kept_by_budget": kept, "gold_tables": item.gold_tables})
+    return out
+
+
+def table_recall(records: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict[str, Any]:
+    """Complete recall per budget (every gold table kept) over ``records`` with gold tables.
+
+    >>> table_recall([{"kept_by_budget": {5: ["a", "b"]}, "gold_tables": ["a"]},
+    ...               {"kept_by_budget": {5: ["a"]}, "gold_tables": ["a", "c"]}], [5])
+    {'complete_recall': {'5': 0.5}, 'questions': 2}
+    """
+    scored = [r for r in records if r.get("gold_tables")]
+    cr = {
+        str(b): (sum(set(r["gold_tables"]) <= set(r["kept_by_budget"][b]) for r in scored) / len(scored))
+        if scored
+        else 0.0
+        for b in budgets
+    }
+    return {"complete_recall": cr, "questions": len(scored)}
 
 
 def format_folds(payload: dict[str, Any]) -> str:
@@ -269,6 +318,7 @@ def format_folds(payload: dict[str, Any]) -> str:
     ):
         m = payload[key]
         cr = " ".join(f"CR@{b} {v:.3f}" for b, v in m["complete_recall"].items())
-        rows.append(f"{label:<26} {cr}  column SRR {m['column_srr']:.3f}")
+        srr = f"  column SRR {m['column_srr']:.3f}" if "column_srr" in m else ""
+        rows.append(f"{label:<26} {cr}{srr}")
     rows.append(f"chosen on all databases: {payload['chosen_on_all']}")
     return "\n".join(rows)

@@ -100,7 +100,7 @@ def test_co_usage_completion_brings_the_table_the_history_reads_with_a_kept_one(
 
 def test_logged_joins_complete_a_join_path_between_key_less_tables() -> None:
     art = _art(True)
-    graph = history.join_graph(_candidates(art, [0, 0, 0, 0]), SHIPPED)
+    graph = history.join_graph(_candidates(art, [0, 0, 0, 0]), replace(SHIPPED, history_join_extra=None))
     assert graph["orders"] == {}, "history_join_extra None: the schema's keys only"
     config = replace(SHIPPED, history_join_extra=0.1)
     graph = history.join_graph(_candidates(art, [0, 0, 0, 0]), config)

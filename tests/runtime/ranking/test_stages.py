@@ -88,13 +88,13 @@ def test_a_neighbour_with_next_to_no_evidence_takes_no_place_out_of_turn() -> No
     scores = [0.02, 0.03, 0.5, 0.4]  # hub, spoke_a, spoke_b, lone
     c = _candidates(scores, budget=3)
     c.queue = ["spoke_b", "spoke_a", "lone", "hub"]
-    budget.budget(c, SHIPPED)  # no floor: hub (0.02 >= 0.5 x 0.03) follows spoke_a, before lone
+    budget.budget(c, replace(SHIPPED, neighbour_floor=0.0))  # hub (0.02 >= 0.5 x 0.03) follows spoke_a
     assert c.kept == ["spoke_b", "spoke_a", "hub"]
     c = _candidates(scores, budget=3)
     c.queue = ["spoke_b", "spoke_a", "lone", "hub"]
-    budget.budget(c, replace(SHIPPED, neighbour_floor=0.1))  # 0.02 < 0.1 x 0.5: hub waits its turn
+    budget.budget(c, SHIPPED)  # shipped floor 0.15: 0.02 < 0.15 x 0.5, hub waits its turn
     assert c.kept == ["spoke_b", "spoke_a", "lone"]
-    budget.join_paths(c, replace(SHIPPED, neighbour_floor=0.1))  # ... unless it completes a join path
+    budget.join_paths(c, SHIPPED)  # ... unless it completes a join path
     assert c.kept == ["spoke_b", "spoke_a", "hub"]
 
 
