@@ -162,6 +162,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the folds' imports and indexes go (default: build/query_log_folds)",
     )
+    hist.add_argument(
+        "--gold-sql",
+        default=None,
+        metavar="DIR",
+        help="with --warehouse --query-log-folds: the folder of <instance_id>.sql gold queries (Spider2: "
+        "spider2-lite/evaluation_suite/gold/sql); BIRD's SQL is in its question file",
+    )
     parser.add_argument("--no-eval", action="store_true", help="with --cross-validate: skip the plain run")
     parser.add_argument("--small-grid", action="store_true", help="cross-validation: a smaller fixed grid")
     parser.add_argument(

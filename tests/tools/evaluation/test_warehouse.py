@@ -3,14 +3,13 @@ command on a tiny export folder (real import, real Dagster build, real retriever
 
 from __future__ import annotations
 
-import csv
-import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from warehouse_support import write_export
 
 from schemarag.tools.evaluation.warehouse import GoldMap, Record, aggregate
 from schemarag.tools.evaluation.warehouse_prep import discover
@@ -45,16 +44,7 @@ def test_unresolved_gold_is_never_a_hit() -> None:
     assert agg["gold_unresolved"] == 1
 
 
-def _export(root: Path, engine: str, db: str, tables: dict[str, list[tuple[str, str]]], schema: str) -> None:
-    folder = root / engine / db
-    folder.mkdir(parents=True)
-    with gzip.open(folder / "columns.csv.gz", "wt", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["table_catalog", "table_schema", "table_name", "column_name", "field_path",
-                    "ordinal_position", "data_type", "is_nullable", "column_comment"])  # fmt: skip
-        for table, cols in tables.items():
-            for i, (col, comment) in enumerate(cols, start=1):
-                w.writerow(["proj", schema, table, col, col, i, "STRING", "YES", comment])
+_export = write_export
 
 
 def test_discover_filters_engines_and_databases(tmp_path: Path) -> None:
@@ -124,3 +114,16 @@ def test_eval_warehouse_imports_builds_and_scores_a_folder(tmp_path: Path) -> No
     # a rerun imports nothing again and builds nothing new (cached under --work)
     again = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert again.returncode == 0 and "unchanged" in again.stderr
+
+    # as served (--focus): the tables Retriever.search gives, and the served text's context ratio
+    served = tmp_path / "served.json"
+    cmd = [sys.executable, "-m", "schemarag", "eval", "--warehouse", str(root),
+           "--work", str(tmp_path / "work"), "--skip-build", "--budgets", "1,3",
+           "--focus", "compact", "--out", str(served)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    served_payload = json.loads(served.read_text())
+    assert served_payload["served"] is True and served_payload["focus"] == "compact"
+    assert served_payload["metrics"]["scopes"]["all"]["complete_recall"]["3"] == 1.0
+    assert 0 < served_payload["context_ratio"] <= 1.0, "compact: never more than the full schema"
+    assert "context ratio" in done.stdout
