@@ -217,6 +217,12 @@ class IndexArtifact:
         return ids, names
 
     @cached_property
+    def table_index(self) -> dict[str, int]:
+        """Table name -> its row in ``tables.parquet`` (the index of every per-table array, the
+        query history's included); built once per opened version, never per request."""
+        return {t: i for i, t in enumerate(self.table_names)}
+
+    @cached_property
     def table_source(self) -> dict[str, int]:
         """Table name -> its source index in :attr:`table_sources`."""
         src_ids, _ = self.table_sources

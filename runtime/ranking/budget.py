@@ -59,8 +59,8 @@ def _neighbour_floor(c: Candidates, config: RankingConfig) -> Callable[[str], bo
     if config.neighbour_floor <= 0 or not c.calibrated.size:
         return lambda name: True
     least = config.neighbour_floor * float(c.calibrated.max())
-    evidence = dict(zip(c.art.table_names, c.calibrated.tolist(), strict=True))
-    return lambda name: evidence[name] >= least
+    evidence, index = c.calibrated, c.art.table_index
+    return lambda name: float(evidence[index[name]]) >= least
 
 
 def _adaptive_floor(c: Candidates, score_of: dict[str, float]) -> tuple[float, int]:

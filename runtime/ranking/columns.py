@@ -268,7 +268,7 @@ def history_columns(art: IndexArtifact, tables: list[str]) -> dict[str, list[str
     if not history.present or not history.columns.shape[0]:
         return {}
     rows = np.asarray(history.columns)  # table, column position, runs, statements; sorted by table
-    index = {name: i for i, name in enumerate(art.table_names)}
+    index = art.table_index
     out: dict[str, list[str]] = {}
     for t in tables:
         i = index.get(t)

@@ -44,8 +44,7 @@ def co_usage_prior(c: Candidates, config: RankingConfig) -> None:
     matches move up before the budget is taken, in the measure they are read with them."""
     if config.history_co_weight <= 0 or not c.art.history.present or not c.scores.size:
         return
-    co = co_usage(c.art)
-    index = {name: i for i, name in enumerate(c.art.table_names)}
+    co, index = co_usage(c.art), c.art.table_index
     top = np.argsort(-c.scores, kind="stable")[: config.history_co_top]
     lift = np.zeros_like(c.scores)
     for a in top.tolist():

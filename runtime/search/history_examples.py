@@ -83,14 +83,14 @@ class HistoryExample:
 
 
 @per_artifact
-def _example_arrays(art: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
-    """Once per opened version: each example's runs and table count, each CSR entry's example
-    row, and the table name -> index map the ranking's names are looked up in."""
+def _example_arrays(art: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Once per opened version: each example's runs and table count, and each CSR entry's
+    example row."""
     history = art.history
     runs = np.asarray([int(r or 0) for r in history.examples["runs"]], dtype=np.int64)
     counts = np.diff(np.asarray(history.example_indptr, dtype=np.int64))
     rows = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
-    return runs, counts, rows, {t: i for i, t in enumerate(art.table_names)}
+    return runs, counts, rows
 
 
 def example_scores(
@@ -99,7 +99,8 @@ def example_scores(
     """``(score, eligible)`` per example of ``art``'s history: the sum over the tables it reads
     of (score / best kept score - ``strong_ratio``), and whether every one of them is kept (see
     the module docstring; ``strong_ratio=0`` orders by the plain sum of scores)."""
-    _runs, counts, rows, index = _example_arrays(art)
+    _runs, counts, rows = _example_arrays(art)
+    index = art.table_index
     value = np.zeros(len(art.table_names), dtype=np.float64)
     outside = np.ones(len(art.table_names), dtype=np.float64)
     best = max((float(ranking.scores.get(t, 0.0)) for t in ranking.tables), default=0.0)

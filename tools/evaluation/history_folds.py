@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from schemarag.runtime.core.errors import ConfigError
 from schemarag.runtime.ranking.config import SHIPPED, RankingConfig
 from schemarag.tools.evaluation.crossval import Knobs, collect, lodo, objective, records_for
 from schemarag.tools.evaluation.metrics import aggregate
@@ -195,7 +196,9 @@ def run_folds(
     from schemarag.tools.importers.query_log.importer import import_queries
 
     if config.data is None:
-        raise ValueError("--query-log-folds needs --data (the import folder the index was built from)")
+        raise ConfigError(
+            "--query-log-folds needs --data DIR: the import folder the --artifacts index was built from"
+        )
     budgets = list(config.budgets)
     folds = assign_folds(questions, k)
     candidates = history_grid()

@@ -92,6 +92,16 @@ class GoldMap:
         hits = [n for n in self.by_last.get(last, ()) if self._suffix_match(n, gold)]
         return min(hits, key=len) if hits else None
 
+    def units(self, gold: Iterable[str]) -> list[str]:
+        """The indexed tables standing for a question's ``gold`` tables, deduplicated (shards of
+        one family count once); an unresolved gold table as ``?<name>``, which no ranking keeps."""
+        out: list[str] = []
+        for g in gold:
+            u = self.unit(g) or f"?{g}"
+            if u not in out:
+                out.append(u)
+        return out
+
     def unit(self, gold: str) -> str | None:
         """The indexed table standing for ``gold``, or None."""
         hit = self._find(gold)
@@ -220,11 +230,7 @@ def run_questions(
         if retriever is not None:
             retriever.rank_tables("warm up", budget=top)
         for q in qs:
-            units: list[str] = []
-            for g in q.gold_tables:
-                u = gold_map.unit(g) or f"?{g}"
-                if u not in units:
-                    units.append(u)
+            units = gold_map.units(q.gold_tables)
             for overrides, members in scorings.items():
                 rel = None
                 hits = []

@@ -19,15 +19,6 @@ from typing import Any
 from schemarag.tools.evaluation.warehouse import GoldMap, Record, WarehouseQuestion, aggregate, say
 
 
-def _units(q: WarehouseQuestion, gold_map: GoldMap) -> list[str]:
-    units: list[str] = []
-    for g in q.gold_tables:
-        u = gold_map.unit(g) or f"?{g}"
-        if u not in units:
-            units.append(u)
-    return units
-
-
 def served_run(
     questions: Sequence[WarehouseQuestion],
     artifacts: Path,
@@ -64,7 +55,8 @@ def served_run(
             full = estimate_tokens(format_full_schema(retriever.schema, ddl=ddl))
             retriever.search("warm up", table_budget=top, focus=focus)
         for q in qs:
-            rec = Record(q.question_id, q.db, q.engine, len(names), _units(q, gold_map), question=q.question)
+            units = gold_map.units(q.gold_tables)
+            rec = Record(q.question_id, q.db, q.engine, len(names), units, question=q.question)
             if retriever is not None:
                 for b in sorted(budgets, reverse=True):
                     retriever.clear_query_cache()

@@ -3,13 +3,18 @@ test modules can import them by a name no other test folder uses)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -78,3 +83,56 @@ def start_server(
 
 def key_env() -> dict[str, str]:
     return {"SCHEMARAG_SERVE_API_KEYS": ",".join(f"{t or ''}=sha256:{digest(k)}" for t, k in KEYS.items())}
+
+
+# What the scripted chat-completions server answers: one valid JSON answer of the generator's format.
+CHAT_ANSWER = json.dumps({"query": "SELECT COUNT(*) FROM orders", "explanation": "count",
+                          "confidence": "high", "tables_used": ["orders"], "assumptions": []})  # fmt: skip
+
+
+class ChatServer(ThreadingHTTPServer):
+    """A real local OpenAI-compatible chat-completions server (the LLM edge of the serve tests):
+    it records the last message of every request in ``prompts`` and answers :data:`CHAT_ANSWER`."""
+
+    daemon_threads = True
+    prompts: list[str]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    server: ChatServer
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.prompts.append(body["messages"][-1]["content"])
+        message = {"role": "assistant", "content": CHAT_ANSWER}
+        reply = json.dumps({
+            "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }).encode()  # fmt: skip
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args: object) -> None:  # quiet test output
+        pass
+
+
+@contextmanager
+def chat_server() -> Iterator[ChatServer]:
+    """A :class:`ChatServer` on a free loopback port, served from a thread until the block ends."""
+    server = ChatServer(("127.0.0.1", 0), _ChatHandler)
+    server.prompts = []
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -6,10 +6,7 @@ The LLM is a real local chat-completions server that records the prompts the ser
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -19,50 +16,15 @@ import pytest
 from history_support import DB, SPEND, HistoryIndexes, build_history_indexes
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from server_support import Server, start_server
+from server_support import ChatServer, Server, chat_server, start_server
 
 from schemarag.runtime.search.history_examples import DEFAULT_EXAMPLES, MAX_EXAMPLES, SECTION_TITLE
 
-ANSWER = json.dumps({"query": "SELECT COUNT(*) FROM orders", "explanation": "count", "confidence": "high",
-                     "tables_used": ["orders"], "assumptions": []})  # fmt: skip
-
-
-class _ChatServer(ThreadingHTTPServer):
-    daemon_threads = True
-    prompts: list[str]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _ChatServer
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.prompts.append(body["messages"][-1]["content"])
-        reply = json.dumps({
-            "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": ANSWER}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }).encode()  # fmt: skip
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture(scope="module")
-def chat() -> Iterator[_ChatServer]:
-    server = _ChatServer(("127.0.0.1", 0), _Handler)
-    server.prompts = []
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def chat() -> Iterator[ChatServer]:
+    with chat_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +34,10 @@ def indexes(tmp_path_factory: pytest.TempPathFactory) -> HistoryIndexes:
 
 @pytest.fixture(scope="module")
 def served(
-    indexes: HistoryIndexes, chat: _ChatServer, tmp_path_factory: pytest.TempPathFactory
+    indexes: HistoryIndexes, chat: ChatServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
     env = {
-        "SCHEMARAG_LLM_BASE_URL": f"http://127.0.0.1:{chat.server_address[1]}/v1",
+        "SCHEMARAG_LLM_BASE_URL": chat.base_url,
         "SCHEMARAG_LLM_MODEL": "m",
     }
     server = start_server(indexes.artifacts, tmp_path_factory.mktemp("logs") / "examples.log", env)
@@ -113,7 +75,7 @@ def test_schema_refuses_examples_it_cannot_honour(served: Server) -> None:
     assert negative.status_code == 422
 
 
-def test_generate_sends_the_examples_to_the_model(served: Server, chat: _ChatServer) -> None:
+def test_generate_sends_the_examples_to_the_model(served: Server, chat: ChatServer) -> None:
     out = _post(served, "/v1/generate", {"question": SPEND, "examples": 1})
     assert out.status_code == 200, out.text
     assert len(out.json()["retrieval_metadata"]["examples"]) == 1
@@ -143,7 +105,7 @@ async def _mcp(server: Server) -> dict:
         }
 
 
-def test_mcp_tools_take_examples(served: Server, chat: _ChatServer) -> None:
+def test_mcp_tools_take_examples(served: Server, chat: ChatServer) -> None:
     out = anyio.run(_mcp, served)
     assert SECTION_TITLE in out["with"] and SECTION_TITLE not in out["without"]
     assert out["refused"][0] and "examples" in out["refused"][1]
