@@ -47,6 +47,10 @@ from schemarag.runtime.artifact.format import (
     HISTORY_EXAMPLE_COLUMNS,
     HISTORY_EXAMPLE_INDPTR,
     HISTORY_EXAMPLE_TABLES,
+    HISTORY_EXAMPLE_TERM_INDPTR,
+    HISTORY_EXAMPLE_TERM_ROWS,
+    HISTORY_EXAMPLE_TERM_WEIGHTS,
+    HISTORY_EXAMPLE_VOCAB,
     HISTORY_EXAMPLES,
     HISTORY_JOINS,
     HISTORY_PAIRS,
@@ -271,7 +275,7 @@ def _write_staged(
     }
     if payload.history is not None:
         arrays |= _history_arrays(payload.history)
-        _write_history_examples(payload.history, staging / HISTORY_EXAMPLES)
+        _write_history_examples(payload.history, staging)
     for name, arr in arrays.items():
         np.save(staging / name, arr, allow_pickle=False)
     if write_lance:
@@ -295,7 +299,7 @@ def _write_staged(
 
 def _history_arrays(history: HistoryArrays) -> dict[str, np.ndarray]:
     """The history's ``.npy`` files (runtime/artifact/format.py ``HISTORY_*``)."""
-    return {
+    out = {
         HISTORY_TABLES: np.ascontiguousarray(history.tables, dtype=np.int64),
         HISTORY_PAIRS: np.ascontiguousarray(history.pairs, dtype=np.int64),
         HISTORY_JOINS: np.ascontiguousarray(history.joins, dtype=np.int64),
@@ -303,10 +307,19 @@ def _history_arrays(history: HistoryArrays) -> dict[str, np.ndarray]:
         HISTORY_EXAMPLE_INDPTR: np.ascontiguousarray(history.example_indptr, dtype=np.int64),
         HISTORY_EXAMPLE_TABLES: np.ascontiguousarray(history.example_tables, dtype=np.int32),
     }
+    terms = history.example_terms
+    if terms is not None:
+        out |= {
+            HISTORY_EXAMPLE_TERM_INDPTR: np.ascontiguousarray(terms.indptr, dtype=np.int64),
+            HISTORY_EXAMPLE_TERM_ROWS: np.ascontiguousarray(terms.indices, dtype=np.int32),
+            HISTORY_EXAMPLE_TERM_WEIGHTS: np.ascontiguousarray(terms.data, dtype=np.float32),
+        }
+    return out
 
 
-def _write_history_examples(history: HistoryArrays, path: Path) -> None:
-    """``history_examples.parquet``: one row per example chunk, in the history's order."""
+def _write_history_examples(history: HistoryArrays, folder: Path) -> None:
+    """``history_examples.parquet`` (one row per example chunk, in the history's order) and the
+    vocabulary of their BM25 index."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -319,7 +332,10 @@ def _write_history_examples(history: HistoryArrays, path: Path) -> None:
         "text": pa.string(),
     }
     columns = {c: pa.array(history.examples[c], type=types[c]) for c in HISTORY_EXAMPLE_COLUMNS}
-    pq.write_table(pa.table(columns), path)
+    pq.write_table(pa.table(columns), folder / HISTORY_EXAMPLES)
+    if history.example_terms is not None:
+        vocab = json.dumps(list(history.example_terms.vocab))
+        (folder / HISTORY_EXAMPLE_VOCAB).write_text(vocab, encoding="utf-8")
 
 
 def _chunk_table(payload: ArtifactPayload) -> np.ndarray:

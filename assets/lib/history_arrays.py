@@ -9,7 +9,9 @@ The build only counts: :func:`build_history_arrays` turns those rows into
 * join edges: (left table, left column, right table, right column) with the two counts;
 * per column: the two counts of the statements using it;
 * example chunks: question + SQL where the log had a question, else the SQL with the tables it
-  reads, each with its tables as a CSR list.
+  reads, each with its tables as a CSR list, and their BM25 index (the chunks' tokenizer and
+  layout, a vocabulary of their own so a logged question's words count too), which example
+  evidence scores a question against (:mod:`schemarag.runtime.ranking.history`).
 
 Tables are row numbers of ``tables.parquet`` (the schema's table order), columns positions in
 their table's column list, so the runtime memory-maps plain integer arrays and parses nothing
@@ -48,14 +50,18 @@ from typing import Any
 
 import numpy as np
 
+from schemarag.assets.lib.bm25 import build_bm25
 from schemarag.assets.lib.query_history import open_queries, read_manifest
 from schemarag.runtime.artifact.format import HISTORY_EXAMPLE_COLUMNS
+from schemarag.runtime.core.bm25 import BM25Arrays
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.paths import history_dir
 from schemarag.runtime.core.schema import Database
+from schemarag.runtime.core.text_tokens import tokenize
 
 # Bump when the arrays computed from the same history and schema change (it is part of the key).
-HISTORY_ARRAYS_VERSION = 1
+# 2: the examples' BM25 index (history_example_term_*).
+HISTORY_ARRAYS_VERSION = 2
 # A statement reading more tables than this adds no co-usage pairs (a generated union of dozens
 # of tables says little about which go together, and would add n^2/2 pairs); its tables, joins,
 # columns and example still count.
@@ -77,6 +83,7 @@ class HistoryArrays:
     examples: dict[str, list[Any]]  # HISTORY_EXAMPLE_COLUMNS -> values, one per example
     summary: dict[str, Any] = field(default_factory=dict)  # the manifest's "history" object
     warnings: list[str] = field(default_factory=list)
+    example_terms: BM25Arrays | None = None  # the examples' BM25 index (None: no example)
 
 
 def history_params(data: Path, db: str, tenant: str | None) -> dict[str, Any]:
@@ -126,6 +133,13 @@ def _sorted_rows(counts: dict[tuple[int, ...], list[int]], width: int) -> np.nda
     if not counts:
         return np.zeros((0, width), dtype=np.int64)
     return np.array([[*k, *v] for k, v in sorted(counts.items())], dtype=np.int64).reshape(-1, width)
+
+
+def example_bm25(texts: list[str]) -> BM25Arrays:
+    """The BM25 index of the example chunks' ``texts`` (what example evidence matches a question
+    against): the chunks' tokenizer and weights, over the examples alone, so a term every logged
+    statement shares (``select``, a hub table's name) weighs little and a rare one much."""
+    return build_bm25([tokenize(t) for t in texts])
 
 
 class HistoryCounter:
@@ -232,6 +246,7 @@ class HistoryCounter:
             example_indptr=np.array(self.indptr, dtype=np.int64),
             example_tables=np.array(self.example_tables, dtype=np.int32),
             examples=self.examples,
+            example_terms=example_bm25(self.examples["text"]),
             summary={
                 "rows": self.rows,
                 "runs": self.runs,

@@ -79,6 +79,20 @@ HISTORY_EXAMPLES = "history_examples.parquet"  # one row per example chunk (ques
 # its columns: ``text`` is the question and the SQL, or (no question) the tables read and the SQL
 HISTORY_EXAMPLE_COLUMNS = ("example_id", "question", "sql", "tables", "runs", "text")
 HISTORY_FILES = (*HISTORY_NPY_FILES, HISTORY_EXAMPLES)
+# The example chunks' BM25 index (the chunks' own layout, runtime/core/bm25.py: per term of the
+# examples' vocabulary, the examples holding it and its weight there), for example evidence
+# (runtime/ranking/history.py). Written with every history since arrays version 2; a version
+# built before lists none of them and scores no example (both or neither, checked on open).
+HISTORY_EXAMPLE_TERM_INDPTR = "history_example_term_indptr.npy"  # int64 [V + 1]
+HISTORY_EXAMPLE_TERM_ROWS = "history_example_term_rows.npy"  # int32 [nnz]: example rows
+HISTORY_EXAMPLE_TERM_WEIGHTS = "history_example_term_weights.npy"  # float32 [nnz]: BM25 weights
+HISTORY_EXAMPLE_VOCAB = "history_example_vocab.json"  # the V terms, in id order
+HISTORY_TERM_NPY_FILES = (
+    HISTORY_EXAMPLE_TERM_INDPTR,
+    HISTORY_EXAMPLE_TERM_ROWS,
+    HISTORY_EXAMPLE_TERM_WEIGHTS,
+)
+HISTORY_TERM_FILES = (*HISTORY_TERM_NPY_FILES, HISTORY_EXAMPLE_VOCAB)
 
 
 def compute_key(

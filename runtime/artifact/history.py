@@ -5,6 +5,8 @@ A version built from a database with an imported query history lists the files o
 of them and reads as :meth:`QueryHistory.empty` (every array with zero rows). The arrays are
 checked once when the version is opened (shape, dtype, indices inside the schema), so a request
 only indexes them; the example chunks' text columns are decoded once, like ``chunks.parquet``.
+The examples' BM25 index (:data:`~schemarag.runtime.artifact.format.HISTORY_TERM_FILES`) has the
+chunks' layout; a version built before it existed lists none of its files and scores no example.
 
 Counts come in pairs ``(runs, statements)``: the times the statements ran (the log's ``count``),
 and how many distinct stored statements did. Tables are row numbers of ``tables.parquet``
@@ -13,6 +15,7 @@ and how many distinct stored statements did. Tables are row numbers of ``tables.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,12 +27,18 @@ from schemarag.runtime.artifact.format import (
     HISTORY_EXAMPLE_COLUMNS,
     HISTORY_EXAMPLE_INDPTR,
     HISTORY_EXAMPLE_TABLES,
+    HISTORY_EXAMPLE_TERM_INDPTR,
+    HISTORY_EXAMPLE_TERM_ROWS,
+    HISTORY_EXAMPLE_TERM_WEIGHTS,
+    HISTORY_EXAMPLE_VOCAB,
     HISTORY_EXAMPLES,
     HISTORY_FILES,
     HISTORY_JOINS,
     HISTORY_NPY_FILES,
     HISTORY_PAIRS,
     HISTORY_TABLES,
+    HISTORY_TERM_FILES,
+    HISTORY_TERM_NPY_FILES,
     MANIFEST,
 )
 from schemarag.runtime.artifact.manifest import Manifest
@@ -43,12 +52,15 @@ _SHAPES: dict[str, tuple[type, int | None]] = {
     HISTORY_COLUMNS: (np.int64, 4),
     HISTORY_EXAMPLE_INDPTR: (np.int64, None),
     HISTORY_EXAMPLE_TABLES: (np.int32, None),
+    HISTORY_EXAMPLE_TERM_INDPTR: (np.int64, None),
+    HISTORY_EXAMPLE_TERM_ROWS: (np.int32, None),
+    HISTORY_EXAMPLE_TERM_WEIGHTS: (np.float32, None),
 }
 
 
 def _empty(name: str) -> np.ndarray:
     dtype, width = _SHAPES[name]
-    if name == HISTORY_EXAMPLE_INDPTR:
+    if name in (HISTORY_EXAMPLE_INDPTR, HISTORY_EXAMPLE_TERM_INDPTR):
         return np.zeros(1, dtype=dtype)
     return np.zeros((0, width) if width else 0, dtype=dtype)
 
@@ -65,6 +77,11 @@ class QueryHistory:
     example_tables: np.ndarray  # int32 [nnz]: table indices
     examples: dict[str, list[Any]] = field(repr=False)  # HISTORY_EXAMPLE_COLUMNS -> values
     summary: dict[str, Any] = field(default_factory=dict, repr=False)  # the manifest's "history"
+    # the examples' BM25 index (HISTORY_TERM_FILES; empty: built before arrays version 2)
+    example_term_indptr: np.ndarray = field(default_factory=lambda: _empty(HISTORY_EXAMPLE_TERM_INDPTR))
+    example_term_rows: np.ndarray = field(default_factory=lambda: _empty(HISTORY_EXAMPLE_TERM_ROWS))
+    example_term_weights: np.ndarray = field(default_factory=lambda: _empty(HISTORY_EXAMPLE_TERM_WEIGHTS))
+    example_vocab: dict[str, int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def empty(cls) -> QueryHistory:
@@ -161,4 +178,42 @@ def read_history(folder: Path, info: Manifest, column_counts: list[int]) -> Quer
         **{_FIELDS[name]: mm[name] for name in HISTORY_NPY_FILES},
         examples={c: examples[c] for c in HISTORY_EXAMPLE_COLUMNS},
         summary=summary if isinstance(summary, dict) and summary else {"present": True},
+        **_read_example_terms(folder, info, n),
     )
+
+
+def _read_example_terms(folder: Path, info: Manifest, n_examples: int) -> dict[str, Any]:
+    """The examples' BM25 index as :class:`QueryHistory` fields ({} when the version has none):
+    the pointers must cover the vocabulary and the postings name examples of this history."""
+    listed = [name for name in HISTORY_TERM_FILES if name in info.files]
+    if not listed:
+        return {}
+    if len(listed) != len(HISTORY_TERM_FILES):
+        missing = sorted(set(HISTORY_TERM_FILES) - set(listed))
+        raise ArtifactError(f"{folder / MANIFEST}: 'files' lacks {', '.join(missing)}; rebuild the artifact")
+    mm = {}
+    for name in HISTORY_TERM_NPY_FILES:
+        mm[name] = np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False))
+        _check(folder, name, mm[name])
+    terms = json.loads((folder / HISTORY_EXAMPLE_VOCAB).read_text(encoding="utf-8"))
+    indptr, rows = mm[HISTORY_EXAMPLE_TERM_INDPTR], mm[HISTORY_EXAMPLE_TERM_ROWS]
+    if (
+        not isinstance(terms, list)
+        or not all(isinstance(t, str) for t in terms)
+        or indptr.shape[0] != len(terms) + 1
+        or indptr[0] != 0
+        or indptr[-1] != rows.shape[0]
+        or rows.shape != mm[HISTORY_EXAMPLE_TERM_WEIGHTS].shape
+        or np.any(np.diff(indptr) < 0)
+    ):
+        raise ArtifactError(
+            f"{folder / HISTORY_EXAMPLE_VOCAB}: does not match {HISTORY_EXAMPLE_TERM_INDPTR}; "
+            "rebuild the artifact"
+        )
+    _in_range(folder, HISTORY_EXAMPLE_TERM_ROWS, rows, n_examples)
+    return {
+        "example_term_indptr": indptr,
+        "example_term_rows": rows,
+        "example_term_weights": mm[HISTORY_EXAMPLE_TERM_WEIGHTS],
+        "example_vocab": {t: i for i, t in enumerate(terms)},
+    }

@@ -177,6 +177,31 @@ class ShardRange(BaseModel):
             and self.first <= suffix <= self.last
         )
 
+    def wildcard(self, name: str) -> bool:
+        """True when ``name`` is a BigQuery wildcard over part of the family
+        (``ga_sessions_2017*``): the stem, then a suffix prefix that some member starts with.
+        Analysts' SQL selects a year or a month this way; it reads the family's table.
+
+        >>> r = ShardRange(stem="ga_sessions_", pattern="YYYYMMDD", first="20160801", last="20170801",
+        ...                count=366)
+        >>> r.wildcard("GA_SESSIONS_2017*"), r.wildcard("ga_sessions_2015*"), r.wildcard("ga_sessions_*")
+        (True, False, True)
+        """
+        low, stem = name.lower(), self.stem.lower()
+        if not low.endswith("*") or not low.startswith(stem):
+            return False
+        part = low[len(stem) : -1]
+        if part and not part.replace("_", "").isdigit():
+            return False
+        if self.pattern == "N":
+            return not part or any(
+                int(part) * 10 ** (width - len(part)) <= int(self.last)
+                and (int(part) + 1) * 10 ** (width - len(part)) > int(self.first)
+                for width in range(max(len(part), len(self.first)), len(self.last) + 1)
+            )
+        width = len(part)
+        return width <= len(self.first) and self.first[:width] <= part <= self.last[:width]
+
 
 class Table(BaseModel):
     """One table with its columns, in schema order."""

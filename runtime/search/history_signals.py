@@ -2,7 +2,7 @@
 
 The build stored plain count arrays (:mod:`schemarag.runtime.artifact.history`); the ranking
 wants them in three shapes, computed here once per opened version (:func:`per_artifact`) and
-never per request:
+never per request, and one score per request (:func:`example_scores`, a few postings summed):
 
 * :func:`table_usage`: per table, how much the history uses it, on a log scale in [0, 1]
   (``log1p(statements) / log1p(max statements)``): a table read by ten times as many distinct
@@ -13,6 +13,8 @@ never per request:
 * :func:`logged_join_edges`: the join graph of the logged equi-joins (both directions), each at
   ``DECLARED_COST + extra``: evidence of a join weighted below a declared key and above an
   inferred one (:mod:`.join_graph`).
+* :func:`example_scores`: how like each logged example a question is (BM25 over the examples'
+  own index, built with the history).
 
 Without a history every function returns an empty value, and the stages reading them do
 nothing (``tests/runtime/ranking/test_history_stages.py``).
@@ -123,3 +125,31 @@ def history_join_graph(art: Any, base: float, penalty: float, extra: float) -> d
     from schemarag.runtime.search.join_graph import join_edges
 
     return merged_edges(join_edges(art, base, penalty), logged_join_edges(art, extra))
+
+
+def example_scores(art: Any, question: str) -> np.ndarray:
+    """float32 per example of ``art``'s history: the BM25 score of ``question`` against it, over
+    the examples' own index (the build's; zeros: no history, or one built before that index).
+
+    >>> from types import SimpleNamespace
+    >>> h = SimpleNamespace(present=True, n_examples=2, example_vocab={"publish": 0, "race": 1},
+    ...     example_term_indptr=np.array([0, 1, 2]), example_term_rows=np.array([0, 1], dtype=np.int32),
+    ...     example_term_weights=np.array([0.5, 0.8], dtype=np.float32))
+    >>> example_scores(SimpleNamespace(history=h), "Which publisher published it?").tolist()
+    [0.5, 0.0]
+    """
+    from schemarag.runtime.core.bm25 import score
+    from schemarag.runtime.core.text_tokens import tokenize
+
+    history = art.history
+    if not history.present or not history.example_vocab:
+        return np.zeros(history.n_examples if history.present else 0, dtype=np.float32)
+    vocab = history.example_vocab
+    ids = [t for t in (vocab.get(tok) for tok in dict.fromkeys(tokenize(question))) if t is not None]
+    return score(
+        history.example_term_indptr,
+        history.example_term_rows,
+        history.example_term_weights,
+        history.n_examples,
+        ids,
+    )

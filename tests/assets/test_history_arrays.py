@@ -11,13 +11,20 @@ import pytest
 
 from schemarag.assets.lib.artifact_store import _history_arrays, _write_history_examples
 from schemarag.assets.lib.history_arrays import (
+    HISTORY_ARRAYS_VERSION,
     MAX_PAIR_TABLES,
     HistoryCounter,
     build_history_arrays,
     history_params,
 )
 from schemarag.assets.lib.inputs import built_key, read_sources
-from schemarag.runtime.artifact.format import HISTORY_EXAMPLES, HISTORY_FILES, HISTORY_JOINS, file_checksums
+from schemarag.runtime.artifact.format import (
+    HISTORY_EXAMPLES,
+    HISTORY_FILES,
+    HISTORY_JOINS,
+    HISTORY_TERM_FILES,
+    file_checksums,
+)
 from schemarag.runtime.artifact.history import read_history
 from schemarag.runtime.artifact.manifest import Manifest
 from schemarag.runtime.core.errors import ArtifactError, ImportFormatError
@@ -64,7 +71,10 @@ def test_no_history_adds_nothing_to_the_key_and_a_history_adds_its_hash(tmp_path
     _import(data, tmp_path, [JOIN])
     snap = read_sources(data, "wh", MODEL, artifacts)
     stored = json.loads((history_dir(data, "wh") / "manifest.json").read_text())
-    assert snap.params["query_history"] == {"queries_sha256": stored["queries_sha256"], "arrays": 1}
+    assert snap.params["query_history"] == {
+        "queries_sha256": stored["queries_sha256"],
+        "arrays": HISTORY_ARRAYS_VERSION,
+    }
     assert snap.key != plain.key and snap.root != acme.root
     assert snap.key == acme.key, "content-addressed: the same log gives the same key, in each namespace"
     (snap.root / snap.key).mkdir(parents=True)
@@ -119,7 +129,7 @@ def _version(tmp_path: Path, arrays) -> tuple[Path, Manifest]:
     folder.mkdir(exist_ok=True)
     for name, arr in _history_arrays(arrays).items():
         np.save(folder / name, arr, allow_pickle=False)
-    _write_history_examples(arrays, folder / HISTORY_EXAMPLES)
+    _write_history_examples(arrays, folder)
     manifest = {
         "format_version": 5,
         "key": "0" * 16,
@@ -172,4 +182,33 @@ def test_reader_maps_the_arrays_and_refuses_indices_outside_the_schema(tmp_path:
     )
     with pytest.raises(ArtifactError, match=r"lacks history_examples\.parquet"):
         read_history(folder, partial, widths)
-    assert set(HISTORY_FILES) == set(info.files)
+    assert set(HISTORY_FILES) | set(HISTORY_TERM_FILES) == set(info.files)
+
+
+def test_the_examples_bm25_index_round_trips_and_a_version_without_it_scores_nothing(tmp_path: Path) -> None:
+    from schemarag.runtime.search.history_signals import example_scores
+
+    db = parse_schema(SCHEMA)
+    counter = HistoryCounter(db)
+    counter.add({"sql": JOIN, "question": "emails of buyers", "count": 1, "tables": ["orders", "users"]})
+    counter.add({"sql": "SELECT id FROM orders", "count": 1, "tables": ["orders"]})
+    arrays = counter.finish()
+    assert arrays.example_terms is not None and "buyer" in arrays.example_terms.vocab
+    folder, info = _version(tmp_path, arrays)
+    assert set(HISTORY_TERM_FILES) <= set(info.files)
+    widths = [len(t.columns) for t in db.tables]
+    history = read_history(folder, info, widths)
+    art = type("Art", (), {"history": history})()
+    scores = example_scores(art, "Which buyers have emails?")
+    assert scores[0] > 0 and scores[1] == 0, "the logged question's words find its example"
+    old = info.model_copy(
+        update={"files": {k: v for k, v in info.files.items() if k not in HISTORY_TERM_FILES}}
+    )
+    before = read_history(folder, old, widths)
+    assert not before.example_vocab
+    assert example_scores(type("Art", (), {"history": before})(), "Which buyers?").tolist() == [0.0, 0.0]
+    one_missing = info.model_copy(
+        update={"files": {k: v for k, v in info.files.items() if k != HISTORY_TERM_FILES[0]}}
+    )
+    with pytest.raises(ArtifactError, match="lacks history_example_term_indptr"):
+        read_history(folder, one_missing, widths)

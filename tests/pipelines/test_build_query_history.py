@@ -12,7 +12,13 @@ import numpy as np
 from schemarag.assets.lib.artifact_store import read_current
 from schemarag.assets.lib.chunking import ChunkingConfig, read_doc_bytes
 from schemarag.assets.lib.inputs import build_params, built_key
-from schemarag.runtime.artifact.format import HISTORY_FILES, MANIFEST, compute_key, sha256_file
+from schemarag.runtime.artifact.format import (
+    HISTORY_FILES,
+    HISTORY_TERM_FILES,
+    MANIFEST,
+    compute_key,
+    sha256_file,
+)
 from schemarag.runtime.core.embedding.embedder import Embedder
 from schemarag.runtime.core.paths import docs_dir, history_dir, schema_path
 from schemarag.runtime.core.schema import load_schema
@@ -70,7 +76,7 @@ def test_history_is_built_mapped_and_keyed_only_when_present(data_copy: Path, bu
     assert plain.key == _key_without_history(data_copy), "no history: the key is what it always was"
     manifest = json.loads((root / plain.key / MANIFEST).read_text())
     assert "history" not in manifest and "query_history" not in manifest["params"]
-    assert not set(HISTORY_FILES) & set(manifest["files"])
+    assert not (set(HISTORY_FILES) | set(HISTORY_TERM_FILES)) & set(manifest["files"])
     art = _served(artifacts).artifact
     assert not art.history.present and art.history.tables.shape == (0, 2) and art.history.n_examples == 0
     plain_files = _files(root / plain.key)
@@ -82,11 +88,12 @@ def test_history_is_built_mapped_and_keyed_only_when_present(data_copy: Path, bu
     manifest = json.loads((version / MANIFEST).read_text())
     stored = json.loads((history_dir(data_copy, "ecommerce") / "manifest.json").read_text())
     assert manifest["params"]["query_history"]["queries_sha256"] == stored["queries_sha256"]
-    assert set(HISTORY_FILES) <= set(manifest["files"])
+    assert set(HISTORY_FILES) | set(HISTORY_TERM_FILES) <= set(manifest["files"])
     assert manifest["history"]["rows"] == 3 and manifest["history"]["runs"] == 8
     # nothing else of the version changed: retrieval reads exactly the files it read before
     files = _files(version)
-    assert {n: h for n, h in files.items() if n not in HISTORY_FILES} == plain_files
+    history_files = set(HISTORY_FILES) | set(HISTORY_TERM_FILES)
+    assert {n: h for n, h in files.items() if n not in history_files} == plain_files
 
     retriever = _served(artifacts)
     art = retriever.artifact

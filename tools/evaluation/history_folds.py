@@ -39,6 +39,9 @@ from schemarag.tools.evaluation.metrics import aggregate
 log = logging.getLogger(__name__)
 
 SEED = 38  # fold assignment and --log-fraction sampling
+# example evidence (weight, top): off, then the weights a first scan on BirdUnion and BIRD per
+# database spanned (per database peaks near 0.2 over one example, BirdUnion above 0.5)
+EXAMPLE_GRID: tuple[tuple[float, int], ...] = ((0.0, 1), (0.2, 1), (0.5, 1), (0.5, 2), (0.8, 2))
 
 
 def assign_folds(questions: Sequence[Any], k: int, seed: int = SEED) -> list[int]:
@@ -63,28 +66,36 @@ def assign_folds(questions: Sequence[Any], k: int, seed: int = SEED) -> list[int
 
 def history_grid(base: RankingConfig = SHIPPED) -> list[RankingConfig]:
     """Candidates for the history knobs, ``base`` first (the shipped setting), then each
-    combination of popularity weight, co-usage prior, co-usage completion and logged joins."""
+    combination of popularity weight, co-usage prior and example evidence with the logged joins
+    on, and three structural alternatives at ``base``: no logged joins, join paths in a union
+    too, co-usage completion (no fold of any set chose one of them on the 2026-11-28 grid, which
+    crossed them with every prior: 55 candidates)."""
     out = [base]
-    for pop, (weight, top), share, join in itertools.product(
-        (0.0, 0.3, 0.6, 1.0),
+    for pop, (weight, top), (ex_weight, ex_top) in itertools.product(
+        (0.0, 0.3, 0.6),
         ((0.0, 3), (0.5, 3), (1.0, 3), (1.0, 1)),
-        (None, 0.5),
-        (None, (0.1, False), (0.1, True)),
+        EXAMPLE_GRID,
     ):
-        if share is not None and (pop, weight) not in ((0.0, 0.0), (0.6, 0.5)):
-            continue  # completion on top of the priors: two representative points only
         out.append(
             replace(
                 base,
                 history_popularity=pop,
                 history_co_weight=weight,
                 history_co_top=top,
-                history_co_share=share,
+                history_co_share=None,
                 history_co_ratio=0.0,
-                history_join_extra=join[0] if join else None,
-                history_join_paths=join[1] if join else False,
+                history_join_extra=0.1,
+                history_join_paths=False,
+                history_example_weight=ex_weight,
+                history_example_top=ex_top,
             )
         )
+    for changes in (
+        {"history_join_extra": None},
+        {"history_join_paths": True},
+        {"history_co_share": 0.5, "history_co_ratio": 0.0},
+    ):
+        out.append(replace(base, **changes))  # type: ignore[arg-type]
     return out
 
 
@@ -97,6 +108,8 @@ def describe(config: RankingConfig) -> dict[str, Any]:
         "history_co_ratio": config.history_co_ratio,
         "history_join_extra": config.history_join_extra,
         "history_join_paths": config.history_join_paths,
+        "history_example_weight": config.history_example_weight,
+        "history_example_top": config.history_example_top,
     }
 
 
@@ -242,8 +255,9 @@ def run_folds(
         base_knobs = Knobs(calibration=next(iter(sources.values())).retriever.calibration)
         for i, rec in zip(rows, records_for(scored, sources, base_knobs, budgets), strict=True):
             shipped[i] = rec
+        rels = relevances(scored, sources)
         for c, cand in enumerate(candidates):
-            for i, rec in zip(rows, table_records(scored, sources, cand, budgets), strict=True):
+            for i, rec in zip(rows, table_records(scored, sources, cand, budgets, rels), strict=True):
                 per_knob[c][i] = rec
     dbs = [q.db_id for q in questions]
     complete = [[r for r in recs if r is not None] for recs in per_knob]
@@ -272,19 +286,30 @@ def run_folds(
     }
 
 
-def table_records(
-    scored: Sequence[Any], sources: dict[str, Any], config: RankingConfig, budgets: Sequence[int]
-) -> list[dict[str, Any]]:
-    """Per question, the tables kept at each budget under ``config`` (no column stages: a knob
-    grid over the table ranking needs only the tables, :func:`~.pipeline.kept_by_budget`)."""
-    from schemarag.runtime.ranking.candidates import RankingRequest
-    from schemarag.runtime.ranking.pipeline import kept_by_budget
+def relevances(scored: Sequence[Any], sources: dict[str, Any]) -> list[Any]:
+    """Each question's chunk relevance (knob-independent: a grid computes it once per question)."""
     from schemarag.tools.evaluation.crossval import relevance
 
+    return [relevance(item, sources[item.source].retriever.calibration) for item in scored]
+
+
+def table_records(
+    scored: Sequence[Any],
+    sources: dict[str, Any],
+    config: RankingConfig,
+    budgets: Sequence[int],
+    rels: Sequence[Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Per question, the tables kept at each budget under ``config`` (no column stages: a knob
+    grid over the table ranking needs only the tables, :func:`~.pipeline.kept_by_budget`);
+    ``rels``: :func:`relevances` of ``scored``, computed here when not given."""
+    from schemarag.runtime.ranking.candidates import RankingRequest
+    from schemarag.runtime.ranking.pipeline import kept_by_budget
+
+    rels = relevances(scored, sources) if rels is None else rels
     out = []
-    for item in scored:
+    for item, rel in zip(scored, rels, strict=True):
         retriever = sources[item.source].retriever
-        rel = relevance(item, retriever.calibration)
         ask = RankingRequest(item.text, max(budgets), None, None, (), True, retriever.calibration)
         kept = kept_by_budget(retriever.artifact, rel, ask, list(budgets), config)
         out.append({"kept_by_budget": kept, "gold_tables": item.gold_tables})

@@ -20,9 +20,9 @@ from __future__ import annotations
 import csv
 import io
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pyarrow as pa
 
@@ -120,8 +120,9 @@ def _parquet_source(path: Path, codec: str | None, limits: ImportLimits) -> Path
 
 def _open_batches(
     path: Path, header: list[str] | None, known: frozenset[str], limits: ImportLimits = DEFAULT_LIMITS
-) -> tuple[list[str], bool, Iterator[pa.RecordBatch]]:
-    """``(column names, has a header row, record batches)`` of one part.
+) -> tuple[list[str], bool, Iterable[pa.RecordBatch]]:
+    """``(column names, has a header row, record batches)`` of one part (a reader to close once
+    read: :func:`_close`).
 
     ``header``: the first part's names, used when this part has no header row of its own (a
     part whose first row has the same width and names no known header ``known``)."""
@@ -160,7 +161,7 @@ def _open_batches(
             column_types={n: pa.string() for n in names}, strings_can_be_null=True
         ),
     )
-    return names, not headerless, iter(stream)
+    return names, not headerless, stream
 
 
 def _sliced(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -214,7 +215,7 @@ def read_batches(
                 mapping[canon] = hit
         line = 2 if has_header else 1
         try:
-            for batch in _sliced(batches):
+            for batch in _sliced(iter(batches)):
                 if line + batch.num_rows > limits.rows:
                     raise limits.exceeded(
                         path, "rows", f"the number of rows ({line + batch.num_rows - 1:,}+)"
@@ -226,3 +227,15 @@ def read_batches(
             raise
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
             raise _arrow_error(path, exc, line, limits) from None
+        finally:
+            _close(batches)
+
+
+def _close(batches: Any) -> None:
+    """Stop a part's reader now. pyarrow's streaming CSV reader reads ahead on a thread of its
+    own; left to interpreter shutdown, that thread can outlive Arrow and abort the process
+    ("terminate called without an active exception", apache/arrow#34314) after the import has
+    written everything: a crash at random that lost a whole database in a warehouse run."""
+    close = getattr(batches, "close", None)
+    if close is not None:
+        close()

@@ -118,6 +118,7 @@ def test_without_a_history_every_history_knob_ranks_exactly_as_shipped() -> None
         history_co_share=0.25,
         history_join_extra=0.1,
         history_join_paths=True,
+        history_example_weight=0.5,
     )
     art = _art(False)
     rel = np.array([0.9, 0.2, 0.1, 0.5], dtype=np.float32)
@@ -141,3 +142,51 @@ def test_co_usage_prior_lifts_what_the_best_match_is_read_with_by_how_often() ->
         before = c.scores.copy()
         history.co_usage_prior(c, cfg)
         assert np.array_equal(c.scores, before), "no history or weight 0: off"
+
+
+EXAMPLES = [
+    "-- tables: orders\nSELECT count(*) FROM orders",
+    "-- tables: orders, customers\nSELECT c.cid, count(*) FROM orders o JOIN customers c ON o.cust = c.cid",
+    "-- tables: orders, customers, regions\nSELECT r.label, count(*) FROM orders o JOIN customers c "
+    "ON o.cust = c.cid JOIN regions r ON c.region = r.rid GROUP BY r.label",
+]
+
+
+def _with_examples(art: Any) -> Any:
+    """``art``'s history with :data:`EXAMPLES` and their BM25 index, as the build writes them."""
+    from schemarag.assets.lib.history_arrays import example_bm25
+
+    terms = example_bm25(EXAMPLES)
+    h = replace(
+        art.history,
+        example_indptr=np.array([0, 1, 3, 6], dtype=np.int64),
+        example_tables=np.array([0, 0, 1, 0, 1, 2], dtype=np.int32),
+        example_term_indptr=terms.indptr,
+        example_term_rows=terms.indices,
+        example_term_weights=terms.data,
+        example_vocab=terms.vocab,
+    )
+    return replace(art, history=h)
+
+
+def _example_lift(art: Any, question: str, config: Any) -> list[float]:
+    c = Candidates.start(art, np.array([0.8, 0.1, 0.1, 0.3], dtype=np.float32), RankingRequest(question, 4))
+    evidence.evidence(c, SHIPPED)
+    before = c.scores.copy()
+    history.example_evidence(c, config)
+    return ((c.scores - before) / before.max()).tolist()  # in units of the best table's score
+
+
+def test_a_question_like_a_past_query_brings_the_tables_it_read() -> None:
+    art = _with_examples(_art(True))
+    config = replace(SHIPPED, history_example_weight=0.5, history_example_top=1)
+    lift = _example_lift(art, "orders per region label", config)
+    # the third example alone matches "label": its three tables gain half the best score
+    assert np.allclose(lift, [0.5, 0.5, 0.5, 0.0], atol=1e-6), lift
+    two = _example_lift(art, "orders per region label", replace(config, history_example_top=2))
+    assert two == lift, "the next examples read no table the first did not lift as much"
+    assert _example_lift(art, "unrelated words only", config) == [0.0] * 4, "no match: no lift"
+    question = "orders per region label"
+    assert _example_lift(art, question, replace(config, history_example_weight=0.0)) == [0.0] * 4
+    assert _example_lift(_art(True), question, config) == [0.0] * 4, "a history built before the index"
+    assert _example_lift(_art(False), question, config) == [0.0] * 4, "no history"

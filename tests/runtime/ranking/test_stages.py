@@ -48,7 +48,7 @@ def _candidates(scores: list[float], budget: int = 4, **ask: Any) -> Candidates:
 def test_the_pipeline_names_every_stage_once_in_the_documented_order() -> None:
     names = [n for n, _ in STAGES]
     assert names == [
-        "evidence", "coverage", "name_boost", "popularity", "co_usage", "routing", "schema_order",
+        "evidence", "coverage", "name_boost", "popularity", "co_usage", "examples", "routing", "schema_order",
         "families", "structures",
         "twins", "mentions", "budget", "join_paths", "columns", "shard_hints", "compact_cap",
     ]  # fmt: skip

@@ -206,21 +206,21 @@ def test_dbt_run_folder_reads_the_model_queries(data: Path, tmp_path: Path) -> N
     assert got["joins"][0]["right_table"] == "orders"
 
 
-def test_bigquery_wildcard_family_and_cte(tmp_path: Path) -> None:
-    schema = {
-        "name": "ga",
-        "dialect": "bigquery",
-        "tables": [
-            {
-                "name": "ga4.events_*",
-                "columns": [{"name": "user_id"}, {"name": "event_name"}],
-                "shards": {"stem": "ga4.events_", "pattern": "YYYYMMDD", "first": "20240101",
-                           "last": "20240131", "count": 31},
-            },
-            {"name": "ga4.users", "columns": [{"name": "user_id"}, {"name": "country"}]},
-        ],
+def _ga_schema(last: str, count: int, *others: dict) -> dict:
+    """A BigQuery GA4 export: the daily ``ga4.events_`` shards from 2024-01-01 to ``last``
+    collapsed into one family, and ``others``."""
+    events = {
+        "name": "ga4.events_*",
+        "columns": [{"name": "user_id"}, {"name": "event_name"}],
+        "shards": {"stem": "ga4.events_", "pattern": "YYYYMMDD", "first": "20240101", "last": last,
+                   "count": count},
     }  # fmt: skip
-    data = write_schema(tmp_path / "schemas", schema)
+    return {"name": "ga", "dialect": "bigquery", "tables": [events, *others]}
+
+
+def test_bigquery_wildcard_family_and_cte(tmp_path: Path) -> None:
+    users = {"name": "ga4.users", "columns": [{"name": "user_id"}, {"name": "country"}]}
+    data = write_schema(tmp_path / "schemas", _ga_schema("20240131", 31, users))
     log = tmp_path / "log.sql"
     log.write_text(
         "with e as (select user_id, event_name from `proj.ga4.events_20240105`)\n"
@@ -237,6 +237,23 @@ def test_bigquery_wildcard_family_and_cte(tmp_path: Path) -> None:
             "right_column": "user_id",
         }
     ]
+
+
+def test_bigquery_wildcard_over_part_of_a_family(tmp_path: Path) -> None:
+    """``events_202401*`` (a month of a daily family) reads the family; a prefix no shard has
+    (``events_2023*``) reads nothing the schema knows and is skipped."""
+    data = write_schema(tmp_path / "schemas", _ga_schema("20240331", 91))
+    log = tmp_path / "log.sql"
+    log.write_text(
+        "select event_name, count(*) from `proj.ga4.events_202401*` "
+        "where _TABLE_SUFFIX between '01' and '15' group by 1;\n"
+        "select user_id from `proj.ga4.events_2023*`;\n"
+    )
+    report = import_queries([str(log)], db="ga", data=data)
+    (got,) = rows(data, "ga")
+    assert got["tables"] == ["ga4.events_*"]
+    assert {"table": "ga4.events_*", "column": "event_name"} in got["columns"]
+    assert report.skipped["no_known_table"] == 1
 
 
 def test_huge_statement_skipped_and_the_next_one_kept(data: Path, tmp_path: Path) -> None:

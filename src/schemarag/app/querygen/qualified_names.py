@@ -23,8 +23,9 @@ from schemarag.runtime.core.schema import Database
 
 def fold_qualified_tables(tree: Any, db: Database) -> Any:
     """A copy of ``tree`` with each ``schema.table`` the schema knows as one name made one
-    identifier, and each shard of a collapsed family (``ga4.events_20210105``) named as its family
-    (``ga4.events_*``, the table that holds its columns)."""
+    identifier, and each shard of a collapsed family (``ga4.events_20210105``), or a wildcard over
+    part of it (``ga4.events_202101*``), named as its family (``ga4.events_*``, the table that
+    holds its columns)."""
     from sqlglot import exp
 
     families = [t for t in db.tables if t.shards is not None]
@@ -38,7 +39,7 @@ def fold_qualified_tables(tree: Any, db: Database) -> Any:
         names = [".".join(p for p in parts[start:] if p) for start in range(len(parts))]  # longest first
         known = next((db.table(n) for n in names if "." in n and db.table(n) is not None), None)
         if known is None and db.table(names[0]) is None:
-            known = next((f for n in names for f in families if f.shards and f.shards.member(n)), None)
+            known = next((f for n in names for f in families if _in_family(f, n)), None)
         if known is not None:
             table.set("this", exp.to_identifier(known.name, quoted=True))
             table.set("db", None)
@@ -46,3 +47,8 @@ def fold_qualified_tables(tree: Any, db: Database) -> Any:
             if not table.alias:
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(parts[-1])))
     return tree
+
+
+def _in_family(family: Any, name: str) -> bool:
+    """``name`` is one of ``family``'s shards, or a wildcard over part of them."""
+    return family.shards is not None and (family.shards.member(name) or family.shards.wildcard(name))
