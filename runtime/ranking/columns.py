@@ -37,6 +37,7 @@ from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.core.text_tokens import tokenize
 from schemarag.runtime.ranking.candidates import Candidates
 from schemarag.runtime.ranking.config import ColumnPolicy, RankingConfig, focus_name
+from schemarag.runtime.search.per_artifact import per_artifact
 from schemarag.runtime.search.results import TableRanking
 from schemarag.runtime.search.shard_hints import shard_hints as hints_for
 
@@ -264,21 +265,25 @@ def column_role(name: str, type_text: str) -> str:
 def history_columns(art: IndexArtifact, tables: list[str]) -> dict[str, list[str]]:
     """Per table of ``tables``, the columns its query history reads, most runs first (issue 38);
     empty without a history, so a version built without one ranks exactly as before."""
+    by_table = _history_columns_by_table(art)
+    return {t: by_table[t] for t in tables if t in by_table}
+
+
+@per_artifact
+def _history_columns_by_table(art: IndexArtifact) -> dict[str, list[str]]:
+    """Every table's history columns, most runs first then schema order: once per opened
+    version (a request only picks its kept tables; sorting them per request cost 0.36 ms of a
+    5 ms search on a 10,000-statement history)."""
     history = art.history
     if not history.present or not history.columns.shape[0]:
         return {}
     rows = np.asarray(history.columns)  # table, column position, runs, statements; sorted by table
-    index = art.table_index
+    order = np.lexsort((rows[:, 1], -rows[:, 2], rows[:, 0]))  # per table: most runs, then schema order
     out: dict[str, list[str]] = {}
-    for t in tables:
-        i = index.get(t)
-        if i is None:
-            continue
-        lo, hi = np.searchsorted(rows[:, 0], [i, i + 1])
-        mine = rows[lo:hi]
-        order = np.lexsort((mine[:, 1], -mine[:, 2]))  # most runs first, then schema order
-        names = art.ddl[t].columns
-        out[t] = [names[int(p)] for p in mine[order, 1]]
+    names = art.table_names
+    for t, c in rows[order, :2].tolist():
+        table = names[t]
+        out.setdefault(table, []).append(art.ddl[table].columns[c])
     return out
 
 
