@@ -154,6 +154,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     hist.add_argument("--with-questions", action="store_true", help="the history carries the questions too")
     hist.add_argument(
+        "--keep-literals",
+        action="store_true",
+        help="the histories keep their literal values (import queries --keep-literals); BIRD sets only",
+    )
+    hist.add_argument(
         "--log-fraction", type=float, default=1.0, metavar="F", help="keep this share of the history (0-1]"
     )
     hist.add_argument(
@@ -204,6 +209,11 @@ def _adaptive(args: argparse.Namespace) -> AdaptiveBudget | None:
 
 def run(args: argparse.Namespace) -> int:
     check_json_output(args)
+    if args.warehouse and args.keep_literals:
+        raise ConfigError(
+            "--keep-literals is measured on the BIRD sets only (--questions ... --query-log-folds K); "
+            "drop it with --warehouse"
+        )
     if args.warehouse:
         from schemarag.tools.commands.eval_warehouse import run_warehouse
 
@@ -326,6 +336,7 @@ def _query_log_folds(args: argparse.Namespace, questions: list, config: object) 
         work=Path(args.folds_work),
         fraction=args.log_fraction,
         with_questions=args.with_questions,
+        keep_literals=args.keep_literals,
         say=lambda line: print(line, file=sys.stderr, flush=True),
     )
     write_json(payload, args.json_out)

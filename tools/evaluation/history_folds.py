@@ -200,10 +200,12 @@ def run_folds(
     work: Path,
     fraction: float = 1.0,
     with_questions: bool = False,
+    keep_literals: bool = False,
     say: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """The fold evaluation of the module docstring; ``config`` is the harness's ``EvalConfig``
-    (``data`` and ``artifacts``: the user's import folder and its history-less index)."""
+    (``data`` and ``artifacts``: the user's import folder and its history-less index);
+    ``keep_literals``: imported as ``import queries --keep-literals`` would (values kept)."""
     from schemarag.pipelines.build import build_databases
     from schemarag.runtime.core.schema import load_schema
     from schemarag.tools.importers.query_log.importer import import_queries
@@ -222,7 +224,7 @@ def run_folds(
         union_db = load_schema(config.data / f"{config.union}.json")
         names = _union_names(union_db)
         rename = lambda q: union_sql(q.sql, q.db_id, names, union_db.dialect)  # noqa: E731
-    tag = f"k{k}_f{fraction:g}{'_q' if with_questions else ''}"
+    tag = f"k{k}_f{fraction:g}{'_q' if with_questions else ''}{'_lit' if keep_literals else ''}"
     per_knob: list[list[dict[str, Any] | None]] = [[None] * len(questions) for _ in candidates]
     shipped: list[dict[str, Any] | None] = [None] * len(questions)
     had_history = 0
@@ -242,7 +244,7 @@ def run_folds(
             fraction=fraction, with_questions=with_questions, rename=rename, target=target,
         )  # fmt: skip
         for name, path in sorted(logs.items()):
-            report = import_queries([str(path)], db=name, data=data)
+            report = import_queries([str(path)], db=name, data=data, keep_literals=keep_literals)
             say(f"fold {fold + 1}/{k}: {report.summary()}")
         dbs = sorted({target(q) for q in fold_qs})
         for r in build_databases(dbs, data, artifacts):
@@ -265,12 +267,14 @@ def run_folds(
     return {
         "protocol": (
             f"{k}-fold per database; fold k's history is the other folds' gold SQL"
-            f"{' with their questions' if with_questions else ' (SQL only)'}, {fraction:.0%} of it, "
+            f"{' with their questions' if with_questions else ' (SQL only)'}, {fraction:.0%} of it"
+            f"{', literals kept' if keep_literals else ''}, "
             "imported with `import queries` and built with `schemarag build`; knobs leave-one-database-out"
         ),
         "folds": k,
         "log_fraction": fraction,
         "with_questions": with_questions,
+        "keep_literals": keep_literals,
         "questions": len(questions),
         "questions_with_history": had_history,
         "without_history": aggregate(without, budgets),

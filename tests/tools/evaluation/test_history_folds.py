@@ -46,15 +46,20 @@ def test_union_names_map_each_source_databases_tables(tmp_path: Path) -> None:
     assert _union_names(load_schema(schema)) == {"a": {"t": "a__t"}, "b": {"t": "b__T"}}
 
 
+def _folds_argv(artifacts: Path, work: Path, budgets: str, *extra: str) -> list[str]:
+    """``eval --query-log-folds 2`` on the bundled b2b_saas questions, printing JSON."""
+    return [
+        "eval", "--questions", str(QUESTIONS), "--data", str(ROOT / "data" / "schemas"),
+        "--artifacts", str(artifacts), "--no-baselines", "--budgets", budgets, "-q", "--json",
+        "--query-log-folds", "2", "--folds-work", str(work), *extra,
+    ]  # fmt: skip
+
+
 def test_query_log_folds_import_and_build_the_other_folds_sql(
     built_artifacts: Path, capsys, tmp_path: Path
 ) -> None:
     work = tmp_path / "folds"
-    argv = [
-        "eval", "--questions", str(QUESTIONS), "--data", str(ROOT / "data" / "schemas"),
-        "--artifacts", str(built_artifacts), "--no-baselines", "--budgets", "5,15", "-q", "--json",
-        "--query-log-folds", "2", "--folds-work", str(work),
-    ]  # fmt: skip
+    argv = _folds_argv(built_artifacts, work, "5,15")
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
     questions = load_questions(QUESTIONS, None)
@@ -75,3 +80,18 @@ def test_query_log_folds_import_and_build_the_other_folds_sql(
     assert main(["eval", *argv[1:10], "-q", "--json"]) == 0
     plain = json.loads(capsys.readouterr().out)
     assert payload["without_history"]["complete_recall"] == plain["metrics"]["complete_recall"]
+
+
+def test_keep_literals_imports_the_folds_histories_with_their_values(
+    built_artifacts: Path, capsys, tmp_path: Path
+) -> None:
+    work = tmp_path / "folds"
+    assert main(_folds_argv(built_artifacts, work, "5", "--log-fraction", "0.5", "--keep-literals")) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["keep_literals"] is True and "literals kept" in payload["protocol"]
+    for fold in range(2):
+        manifest = work / "k2_f0.5_lit" / f"fold{fold}" / "data" / "b2b_saas" / "history" / "manifest.json"
+        assert json.loads(manifest.read_text())["literals"] == "kept"
+    warehouse = ["eval", "--warehouse", str(tmp_path), "--query-log-folds", "2", "--keep-literals"]
+    assert main([*warehouse, "--gold-sql", str(tmp_path)]) != 0
+    assert "--keep-literals is measured on the BIRD sets only" in capsys.readouterr().err
