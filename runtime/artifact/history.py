@@ -129,22 +129,44 @@ def _in_range(folder: Path, name: str, values: np.ndarray, limit: np.ndarray | i
         raise ArtifactError(f"{folder / name}: an index outside the schema; rebuild the artifact")
 
 
+def _listed(folder: Path, info: Manifest, names: tuple[str, ...]) -> bool:
+    """Whether the manifest lists the file group ``names``: all of them (True) or none (False);
+    some of them is a broken version."""
+    listed = [name for name in names if name in info.files]
+    if listed and len(listed) != len(names):
+        missing = sorted(set(names) - set(listed))
+        raise ArtifactError(f"{folder / MANIFEST}: 'files' lacks {', '.join(missing)}; rebuild the artifact")
+    return bool(listed)
+
+
+def _mapped(folder: Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The ``.npy`` files ``names`` memory-mapped, each checked against :data:`_SHAPES`."""
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        out[name] = np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False))
+        _check(folder, name, out[name])
+    return out
+
+
+def _pointers_ok(indptr: np.ndarray, rows: int, nnz: int) -> bool:
+    """CSR/CSC row pointers for ``rows`` rows over ``nnz`` entries: from 0 to ``nnz``, never back."""
+    return bool(
+        indptr.shape[0] == rows + 1
+        and indptr[0] == 0
+        and indptr[-1] == nnz
+        and not np.any(np.diff(indptr) < 0)
+    )
+
+
 def read_history(folder: Path, info: Manifest, column_counts: list[int]) -> QueryHistory:
     """The history of the version in ``folder`` (files already verified against ``info``);
     :meth:`QueryHistory.empty` when the manifest lists none. ``column_counts``: columns per
     table, in ``tables.parquet`` order."""
-    listed = [name for name in HISTORY_FILES if name in info.files]
-    if not listed:
+    if not _listed(folder, info, HISTORY_FILES):
         return QueryHistory.empty()
-    if len(listed) != len(HISTORY_FILES):
-        missing = sorted(set(HISTORY_FILES) - set(listed))
-        raise ArtifactError(f"{folder / MANIFEST}: 'files' lacks {', '.join(missing)}; rebuild the artifact")
     from schemarag.runtime.artifact.parquet_rows import read_columns
 
-    mm: dict[str, np.ndarray] = {}
-    for name in HISTORY_NPY_FILES:
-        mm[name] = np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False))
-        _check(folder, name, mm[name])
+    mm = _mapped(folder, HISTORY_NPY_FILES)
     n_tables = len(column_counts)
     widths = np.asarray(column_counts, dtype=np.int64)
     if mm[HISTORY_TABLES].shape[0] != n_tables:
@@ -163,13 +185,7 @@ def read_history(folder: Path, info: Manifest, column_counts: list[int]) -> Quer
     _in_range(folder, HISTORY_EXAMPLE_TABLES, ex_tables, n_tables)
     examples = read_columns(folder / HISTORY_EXAMPLES)
     n = len(examples.get("example_id", []))
-    if (
-        set(examples) != set(HISTORY_EXAMPLE_COLUMNS)
-        or indptr.shape[0] != n + 1
-        or indptr[0] != 0
-        or indptr[-1] != ex_tables.shape[0]
-        or np.any(np.diff(indptr) < 0)
-    ):
+    if set(examples) != set(HISTORY_EXAMPLE_COLUMNS) or not _pointers_ok(indptr, n, ex_tables.shape[0]):
         raise ArtifactError(
             f"{folder / HISTORY_EXAMPLES}: does not match {HISTORY_EXAMPLE_INDPTR}; rebuild the artifact"
         )
@@ -185,26 +201,16 @@ def read_history(folder: Path, info: Manifest, column_counts: list[int]) -> Quer
 def _read_example_terms(folder: Path, info: Manifest, n_examples: int) -> dict[str, Any]:
     """The examples' BM25 index as :class:`QueryHistory` fields ({} when the version has none):
     the pointers must cover the vocabulary and the postings name examples of this history."""
-    listed = [name for name in HISTORY_TERM_FILES if name in info.files]
-    if not listed:
+    if not _listed(folder, info, HISTORY_TERM_FILES):
         return {}
-    if len(listed) != len(HISTORY_TERM_FILES):
-        missing = sorted(set(HISTORY_TERM_FILES) - set(listed))
-        raise ArtifactError(f"{folder / MANIFEST}: 'files' lacks {', '.join(missing)}; rebuild the artifact")
-    mm = {}
-    for name in HISTORY_TERM_NPY_FILES:
-        mm[name] = np.asarray(np.load(folder / name, mmap_mode="r", allow_pickle=False))
-        _check(folder, name, mm[name])
+    mm = _mapped(folder, HISTORY_TERM_NPY_FILES)
     terms = json.loads((folder / HISTORY_EXAMPLE_VOCAB).read_text(encoding="utf-8"))
     indptr, rows = mm[HISTORY_EXAMPLE_TERM_INDPTR], mm[HISTORY_EXAMPLE_TERM_ROWS]
     if (
         not isinstance(terms, list)
         or not all(isinstance(t, str) for t in terms)
-        or indptr.shape[0] != len(terms) + 1
-        or indptr[0] != 0
-        or indptr[-1] != rows.shape[0]
+        or not _pointers_ok(indptr, len(terms), rows.shape[0])
         or rows.shape != mm[HISTORY_EXAMPLE_TERM_WEIGHTS].shape
-        or np.any(np.diff(indptr) < 0)
     ):
         raise ArtifactError(
             f"{folder / HISTORY_EXAMPLE_VOCAB}: does not match {HISTORY_EXAMPLE_TERM_INDPTR}; "
