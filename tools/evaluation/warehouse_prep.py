@@ -10,7 +10,8 @@ Imports are cached under the work folder: a database is imported again only when
 files or the importer's source changed (a stamp records both); ``schemarag build`` itself skips
 databases whose content key is already published, and its embedding cache makes a rebuild after
 a chunk-text change cost only the changed chunks. A database whose import fails is reported
-(with the first line of the error) and left out; the others go on.
+(with the first line of the error) and left out; the others go on, and the next run imports it
+again.
 """
 
 from __future__ import annotations
@@ -164,13 +165,16 @@ def import_one(
     export: Export, data: Path, stamp: str, force: bool = False, reuse: bool = False
 ) -> ImportStat:
     """``schemarag import catalog`` of one export into ``data/<engine>`` (cached by a stamp;
-    ``reuse``: keep an earlier import even if the importer changed since)."""
+    ``reuse``: keep an earlier import even if the importer changed since). A failed import is
+    never kept: its stamp records the failure for the report, and the next run tries again (a
+    failure may be the machine's, such as a crash at exit, not the export's)."""
     out = data / export.engine
     stamp_file = data / ".stamps" / f"{export.engine}__{export.db}.json"
     files = _files_stamp(export)
     if not force and stamp_file.is_file():
         cached = json.loads(stamp_file.read_text(encoding="utf-8"))
-        if (reuse or cached.get("importer") == stamp) and cached.get("files") == files:
+        kept = (reuse or cached.get("importer") == stamp) and cached.get("files") == files
+        if kept and cached.get("stat", {}).get("ok"):
             return ImportStat(**cached["stat"])
     cmd = [*_cli(), "import", "catalog", "--columns", str(export.columns), "--database", export.db,
            "--dialect", ENGINE_DIALECTS.get(export.engine, "postgres"), "--out", str(out), "-q"]  # fmt: skip

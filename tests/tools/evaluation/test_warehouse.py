@@ -127,3 +127,28 @@ def test_eval_warehouse_imports_builds_and_scores_a_folder(tmp_path: Path) -> No
     assert served_payload["metrics"]["scopes"]["all"]["complete_recall"]["3"] == 1.0
     assert 0 < served_payload["context_ratio"] <= 1.0, "compact: never more than the full schema"
     assert "context ratio" in done.stdout
+
+
+def test_a_failed_import_is_tried_again_even_when_imports_are_reused(tmp_path: Path) -> None:
+    """A failure recorded by an earlier run (here: its stamp, as a crash at exit leaves it) is
+    not a result to keep: ``--reuse-imports`` imports the database again; a success is kept."""
+    import dataclasses
+
+    from schemarag.tools.evaluation.warehouse_prep import _files_stamp, import_one
+
+    _export(tmp_path / "wh", "sqlite", "zoo", {"animals": [("animal_id", ""), ("species", "")]}, "main")
+    export = discover(tmp_path / "wh")[0]
+    data = tmp_path / "data"
+    stamp_file = data / ".stamps" / "sqlite__zoo.json"
+    stamp_file.parent.mkdir(parents=True)
+    failed = {"engine": "sqlite", "db": "zoo", "ok": False, "error": "terminate called"}
+    stamp_file.write_text(
+        json.dumps({"importer": "old", "files": _files_stamp(export), "stat": failed}), encoding="utf-8"
+    )
+    stat = import_one(export, data, "new", reuse=True)
+    assert stat.ok and stat.tables == 1 and (data / "sqlite").is_dir()
+    kept = json.loads(stamp_file.read_text(encoding="utf-8"))
+    assert kept["stat"]["ok"] is True and kept["importer"] == "new"
+    # a success is kept as it is, even by a changed importer, when imports are reused
+    again = import_one(export, data, "newer", reuse=True)
+    assert dataclasses.asdict(again) == kept["stat"]
