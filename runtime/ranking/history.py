@@ -10,7 +10,9 @@ signals, each off without a history (every array is empty, so every figure stays
 * :func:`co_usage_prior` (before routing): each table gains ``history_co_weight`` times the
   best ``score(a) x P(table | a)`` over the question's ``history_co_top`` best tables ``a``: the
   lookup a question's best match is read with (its publisher, its district) moves up by how
-  often analysts read them together, before the budget is taken.
+  often analysts read them together, before the budget is taken. ``P`` counts
+  ``history_co_prior`` pseudo-statements among ``a``'s reads, so a table logged once or twice
+  does not make its partner a certainty.
 * :func:`example_evidence` (after the co-usage prior, before routing): example chunks as
   evidence. The ``history_example_top`` logged examples most like the question (BM25 over the
   examples' own index, built with the history: a logged question's words, the SQL's table and
@@ -52,10 +54,13 @@ def popularity(c: Candidates, config: RankingConfig) -> None:
 def co_usage_prior(c: Candidates, config: RankingConfig) -> None:
     """Each table's score gains ``history_co_weight x max(score(a) x P(table | a))`` over the
     ``history_co_top`` best tables ``a``: the tables analysts read with the question's best
-    matches move up before the budget is taken, in the measure they are read with them."""
+    matches move up before the budget is taken, in the measure they are read with them.
+    ``P(table | a) = together / (statements of a + history_co_prior)``: on a small log (Spider
+    2.0-lite's databases keep one to forty statements) one statement would otherwise make every
+    table it reads a certain partner of the others."""
     if config.history_co_weight <= 0 or not c.art.history.present or not c.scores.size:
         return
-    co, index = co_usage(c.art), c.art.table_index
+    co, index = co_usage(c.art, config.history_co_prior), c.art.table_index
     top = np.argsort(-c.scores, kind="stable")[: config.history_co_top]
     lift = np.zeros_like(c.scores)
     for a in top.tolist():
@@ -75,7 +80,7 @@ def co_used(c: Candidates, table: str, score_of: dict[str, float], config: Ranki
     if share is None or not c.art.history.present:
         return []
     floor = config.history_co_ratio * score_of[table]
-    partners = co_usage(c.art).get(table, [])
+    partners = co_usage(c.art, config.history_co_prior).get(table, [])
     return [
         n for n, p in partners if p >= share and score_of.get(n, 0.0) >= floor and score_of.get(n, 0.0) > 0
     ]

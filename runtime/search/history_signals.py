@@ -52,15 +52,23 @@ def table_usage(art: Any) -> np.ndarray:
 
 
 @per_artifact
-def co_usage(art: Any) -> dict[str, list[tuple[str, float]]]:
+def co_usage(art: Any, prior: float = 0.0) -> dict[str, list[tuple[str, float]]]:
     """``{table: [(other table, share of its statements also reading it), ...]}``, best first.
+
+    ``prior``: pseudo-statements added to every table's count, ``together / (statements +
+    prior)``: a table read once, with one partner, does not make that partner a certainty (a
+    young or small history, a handful of statements per database); a table read hundreds of
+    times keeps its shares. 0: the plain shares.
 
     >>> from types import SimpleNamespace
     >>> h = SimpleNamespace(present=True, tables=np.array([[4, 4], [2, 2], [1, 1]]),
     ...                     pairs=np.array([[0, 1, 2, 2], [0, 2, 1, 1]]))
-    >>> co = co_usage.__wrapped__(SimpleNamespace(history=h, table_names=["a", "b", "c"]))
+    >>> art = SimpleNamespace(history=h, table_names=["a", "b", "c"])
+    >>> co = co_usage.__wrapped__(art)
     >>> co["a"], co["b"]
     ([('b', 0.5), ('c', 0.25)], [('a', 1.0)])
+    >>> co_usage.__wrapped__(art, 2.0)["b"]  # b was read twice: 2 / (2 + 2)
+    [('a', 0.5)]
     """
     history = art.history
     if not history.present or history.pairs.shape[0] == 0:
@@ -71,7 +79,8 @@ def co_usage(art: Any) -> dict[str, list[tuple[str, float]]]:
     for a, b, _runs, together in history.pairs.tolist():
         for x, y in ((a, b), (b, a)):
             if stmts[x] > 0:
-                out.setdefault(names[x], []).append((names[y], min(1.0, together / float(stmts[x]))))
+                share = min(1.0, together / (float(stmts[x]) + prior))
+                out.setdefault(names[x], []).append((names[y], share))
     for partners in out.values():
         partners.sort(key=lambda p: (-p[1], p[0]))
     return out

@@ -15,6 +15,11 @@ database's questions are ranked with the candidate that wins on the other databa
 (:func:`~.crossval.lodo`). Beside it: the same questions without a history (the index the
 user passed with ``--artifacts``), and the shipped config with the history.
 
+Each fold's scored questions (their embeddings and chunk scores, the slow part) are kept in the
+fold's folder (``scored.pkl``, :func:`~.crossval.load_or_collect`, keyed by the index versions
+and the question texts): a rerun with a changed ranking or grid re-imports, finds every build
+published and scores no question again.
+
 In a union (``--union``) the SQL is rewritten to the union's table names (``db__table``), as
 a warehouse log names its tables with their schema.
 """
@@ -33,7 +38,7 @@ from typing import Any
 
 from schemarag.runtime.core.errors import ConfigError
 from schemarag.runtime.ranking.config import SHIPPED, RankingConfig
-from schemarag.tools.evaluation.crossval import Knobs, collect, lodo, objective, records_for
+from schemarag.tools.evaluation.crossval import Knobs, load_or_collect, lodo, objective, records_for
 from schemarag.tools.evaluation.metrics import aggregate
 
 log = logging.getLogger(__name__)
@@ -42,6 +47,9 @@ SEED = 38  # fold assignment and --log-fraction sampling
 # example evidence (weight, top): off, then the weights a first scan on BirdUnion and BIRD per
 # database spanned (per database peaks near 0.2 over one example, BirdUnion above 0.5)
 EXAMPLE_GRID: tuple[tuple[float, int], ...] = ((0.0, 1), (0.2, 1), (0.5, 1), (0.5, 2), (0.8, 2))
+# co-usage prior (weight, over the best N tables); 0: off
+CO_GRID: tuple[tuple[float, int], ...] = ((0.0, 3), (0.5, 3), (1.0, 3), (1.0, 1))
+CO_PRIOR = 2.0  # pseudo-statements: a table logged twice shares at most half with a partner
 
 
 def assign_folds(questions: Sequence[Any], k: int, seed: int = SEED) -> list[int]:
@@ -67,21 +75,24 @@ def assign_folds(questions: Sequence[Any], k: int, seed: int = SEED) -> list[int
 def history_grid(base: RankingConfig = SHIPPED) -> list[RankingConfig]:
     """Candidates for the history knobs, ``base`` first (the shipped setting), then each
     combination of popularity weight, co-usage prior and example evidence with the logged joins
-    on, and three structural alternatives at ``base``: no logged joins, join paths in a union
-    too, co-usage completion (no fold of any set chose one of them on the 2026-11-28 grid, which
-    crossed them with every prior: 55 candidates)."""
+    on (co-usage completion off), the co-usage priors again with ``history_co_prior``
+    pseudo-statements (no popularity), and three structural alternatives at ``base``: no logged
+    joins, join paths in a union too, co-usage completion switched (on at 0.5 when ``base`` has
+    it off, off when on). Pseudo-statements without a co-usage prior
+    are inert and left out: they would only tie their twin."""
     out = [base]
-    for pop, (weight, top), (ex_weight, ex_top) in itertools.product(
-        (0.0, 0.3, 0.6),
-        ((0.0, 3), (0.5, 3), (1.0, 3), (1.0, 1)),
-        EXAMPLE_GRID,
+    for pop, (weight, top), prior, (ex_weight, ex_top) in itertools.product(
+        (0.0, 0.3), CO_GRID, (0.0, CO_PRIOR), EXAMPLE_GRID
     ):
+        if prior and (not weight or pop):
+            continue
         out.append(
             replace(
                 base,
                 history_popularity=pop,
                 history_co_weight=weight,
                 history_co_top=top,
+                history_co_prior=prior,
                 history_co_share=None,
                 history_co_ratio=0.0,
                 history_join_extra=0.1,
@@ -93,10 +104,10 @@ def history_grid(base: RankingConfig = SHIPPED) -> list[RankingConfig]:
     for changes in (
         {"history_join_extra": None},
         {"history_join_paths": True},
-        {"history_co_share": 0.5, "history_co_ratio": 0.0},
+        {"history_co_share": None if base.history_co_share is not None else 0.5},
     ):
         out.append(replace(base, **changes))  # type: ignore[arg-type]
-    return out
+    return [c for i, c in enumerate(out) if i == 0 or c not in out[:i]]  # base first, no twin
 
 
 def describe(config: RankingConfig) -> dict[str, Any]:
@@ -110,6 +121,7 @@ def describe(config: RankingConfig) -> dict[str, Any]:
         "history_join_paths": config.history_join_paths,
         "history_example_weight": config.history_example_weight,
         "history_example_top": config.history_example_top,
+        "history_co_prior": config.history_co_prior,
     }
 
 
@@ -229,7 +241,9 @@ def run_folds(
     shipped: list[dict[str, Any] | None] = [None] * len(questions)
     had_history = 0
     plain_sources: dict[str, Any] = {}
-    plain = collect(questions, plain_sources, replace(config, progress=None))
+    plain = load_or_collect(
+        work / tag / "scored_without.pkl", questions, plain_sources, replace(config, progress=None)
+    )
     plain_knobs = Knobs(calibration=next(iter(plain_sources.values())).retriever.calibration)
     without = records_for(plain, plain_sources, plain_knobs, budgets)
     say(f"scored {len(questions)} questions without a history")
@@ -253,7 +267,9 @@ def run_folds(
         say(f"fold {fold + 1}/{k}: built {len(dbs)} index(es); scoring {len(fold_qs)} questions")
         had_history += sum(1 for q in fold_qs if target(q) in logs)
         sources: dict[str, Any] = {}
-        scored = collect(fold_qs, sources, replace(config, artifacts=artifacts, progress=None))
+        scored = load_or_collect(
+            base / "scored.pkl", fold_qs, sources, replace(config, artifacts=artifacts, progress=None)
+        )
         base_knobs = Knobs(calibration=next(iter(sources.values())).retriever.calibration)
         for i, rec in zip(rows, records_for(scored, sources, base_knobs, budgets), strict=True):
             shipped[i] = rec

@@ -87,15 +87,18 @@ def _kept(art: Any, scores: list[float], config: Any, size: int = 2) -> list[str
 
 def test_co_usage_completion_brings_the_table_the_history_reads_with_a_kept_one() -> None:
     scores = [0.9, 0.2, 0.1, 0.5]  # the question matches orders and, by a word, unused
-    off = _kept(_art(True), scores, SHIPPED)
+    off = _kept(_art(True), scores, replace(SHIPPED, history_co_share=None))
     assert off == ["orders", "unused"]  # no declared key: customers cannot follow
-    on = replace(SHIPPED, history_co_share=0.5)
+    on = replace(SHIPPED, history_co_share=0.5, history_co_prior=0.0)
     assert _kept(_art(True), scores, on) == ["orders", "customers"]
     assert _kept(_art(False), scores, on) == off, "no history: nothing changes"
     strict = replace(on, history_co_share=0.7)  # 60 % of orders' statements read customers
     assert _kept(_art(True), scores, strict) == off
     picky = replace(on, history_co_ratio=0.5)  # customers' evidence is 0.2 / 0.9 of orders'
     assert _kept(_art(True), scores, picky) == off
+    # two pseudo-statements: 6 / (10 + 2) = 0.5, still enough at 0.5, no longer at 0.55
+    assert _kept(_art(True), scores, replace(on, history_co_prior=2.0)) == ["orders", "customers"]
+    assert _kept(_art(True), scores, replace(on, history_co_prior=2.0, history_co_share=0.55)) == off
 
 
 def test_logged_joins_complete_a_join_path_between_key_less_tables() -> None:
@@ -119,6 +122,7 @@ def test_without_a_history_every_history_knob_ranks_exactly_as_shipped() -> None
         history_join_extra=0.1,
         history_join_paths=True,
         history_example_weight=0.5,
+        history_co_prior=2.0,
     )
     art = _art(False)
     rel = np.array([0.9, 0.2, 0.1, 0.5], dtype=np.float32)
@@ -129,7 +133,7 @@ def test_without_a_history_every_history_knob_ranks_exactly_as_shipped() -> None
 
 
 def test_co_usage_prior_lifts_what_the_best_match_is_read_with_by_how_often() -> None:
-    config = replace(SHIPPED, history_co_weight=1.0, history_co_top=1)
+    config = replace(SHIPPED, history_co_weight=1.0, history_co_top=1, history_co_prior=0.0)
     c = _candidates(_art(True), [0.8, 0.1, 0.1, 0.3])
     before = c.scores.copy()
     history.co_usage_prior(c, config)
@@ -190,3 +194,16 @@ def test_a_question_like_a_past_query_brings_the_tables_it_read() -> None:
     assert _example_lift(art, question, replace(config, history_example_weight=0.0)) == [0.0] * 4
     assert _example_lift(_art(True), question, config) == [0.0] * 4, "a history built before the index"
     assert _example_lift(_art(False), question, config) == [0.0] * 4, "no history"
+
+
+def test_pseudo_statements_shrink_the_shares_of_a_rarely_read_table() -> None:
+    """regions was read twice, both times with customers: a plain share of 1.0, but 2 / (2 + 2)
+    with two pseudo-statements; orders, read ten times, keeps most of its shares."""
+    art = _art(True)
+    assert co_usage(art, 2.0)["regions"][0] == ("customers", 0.5)
+    assert co_usage(art, 2.0)["orders"] == [("customers", 0.5), ("regions", 2 / 12)]
+    config = replace(SHIPPED, history_co_weight=1.0, history_co_top=1, history_co_prior=2.0)
+    c = _candidates(art, [0.1, 0.1, 0.8, 0.3])  # regions is the best match
+    before = c.scores.copy()
+    history.co_usage_prior(c, config)
+    assert np.allclose((c.scores - before)[1], 0.5 * before[2], atol=1e-6), "half, not all, of it"

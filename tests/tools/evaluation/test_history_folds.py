@@ -8,7 +8,14 @@ from pathlib import Path
 
 from schemarag.cli import main
 from schemarag.runtime.core.schema import load_schema
-from schemarag.tools.evaluation.history_folds import _union_names, assign_folds, union_sql
+from schemarag.runtime.ranking.config import SHIPPED
+from schemarag.tools.evaluation.history_folds import (
+    _union_names,
+    assign_folds,
+    describe,
+    history_grid,
+    union_sql,
+)
 from schemarag.tools.evaluation.questions import load_questions
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -21,6 +28,17 @@ def test_folds_are_balanced_per_database_and_seeded() -> None:
     assert folds == assign_folds(questions, 5), "the same folds on every run"
     sizes = [folds.count(f) for f in range(5)]
     assert max(sizes) - min(sizes) <= 1
+
+
+def test_history_grid_starts_with_the_shipped_setting_and_holds_no_inert_twin() -> None:
+    """Pseudo-statements without a co-usage prior would only tie the setting without them: the
+    grid leaves them out, and lists no setting twice."""
+    grid = history_grid()
+    assert grid[0] == SHIPPED
+    described = [tuple(sorted(describe(c).items())) for c in grid[1:]]
+    assert len(set(described)) == len(described)
+    assert not any(c.history_co_prior and not c.history_co_weight for c in grid)
+    assert any(c.history_co_prior for c in grid)
 
 
 def test_union_sql_names_the_union_tables_and_leaves_ctes_alone() -> None:
@@ -76,6 +94,16 @@ def test_query_log_folds_import_and_build_the_other_folds_sql(
         history = work / "k2_f1" / f"fold{fold}" / "data" / "b2b_saas" / "history" / "manifest.json"
         assert history.is_file(), "imported with `import queries` into the fold's own data folder"
     assert not (ROOT / "data" / "schemas" / "b2b_saas" / "history").exists(), "the user's folder untouched"
+
+    # a rerun (another grid, a changed stage) finds every fold build published and the scored
+    # questions cached in the fold folders: nothing is embedded again, the figures are the same
+    cached = [work / "k2_f1" / f"fold{f}" / "scored.pkl" for f in range(2)]
+    cached.append(work / "k2_f1" / "scored_without.pkl")
+    stamps = [p.stat().st_mtime_ns for p in cached]
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["cross_validated"] == payload["cross_validated"]
+    assert [p.stat().st_mtime_ns for p in cached] == stamps
 
     assert main(["eval", *argv[1:10], "-q", "--json"]) == 0
     plain = json.loads(capsys.readouterr().out)
