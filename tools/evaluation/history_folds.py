@@ -32,13 +32,20 @@ import logging
 import os
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.core.errors import ConfigError
 from schemarag.runtime.ranking.config import SHIPPED, RankingConfig
-from schemarag.tools.evaluation.crossval import Knobs, load_or_collect, lodo, objective, records_for
+from schemarag.tools.evaluation.crossval import (
+    Knobs,
+    load_or_collect,
+    lodo,
+    objective,
+    records_for,
+    relevance,
+)
 from schemarag.tools.evaluation.metrics import aggregate
 
 log = logging.getLogger(__name__)
@@ -78,8 +85,8 @@ def history_grid(base: RankingConfig = SHIPPED) -> list[RankingConfig]:
     on (co-usage completion off), the co-usage priors again with ``history_co_prior``
     pseudo-statements (no popularity), and three structural alternatives at ``base``: no logged
     joins, join paths in a union too, co-usage completion switched (on at 0.5 when ``base`` has
-    it off, off when on). Pseudo-statements without a co-usage prior
-    are inert and left out: they would only tie their twin."""
+    it off, off when on). Pseudo-statements without a co-usage prior are inert and left out, and
+    a candidate equal to an earlier one is listed once."""
     out = [base]
     for pop, (weight, top), prior, (ex_weight, ex_top) in itertools.product(
         (0.0, 0.3), CO_GRID, (0.0, CO_PRIOR), EXAMPLE_GRID
@@ -111,18 +118,9 @@ def history_grid(base: RankingConfig = SHIPPED) -> list[RankingConfig]:
 
 
 def describe(config: RankingConfig) -> dict[str, Any]:
-    return {
-        "history_popularity": config.history_popularity,
-        "history_co_weight": config.history_co_weight,
-        "history_co_top": config.history_co_top,
-        "history_co_share": config.history_co_share,
-        "history_co_ratio": config.history_co_ratio,
-        "history_join_extra": config.history_join_extra,
-        "history_join_paths": config.history_join_paths,
-        "history_example_weight": config.history_example_weight,
-        "history_example_top": config.history_example_top,
-        "history_co_prior": config.history_co_prior,
-    }
+    """The history knobs of ``config``: every ``history_*`` field of the one config, so a field
+    added there is gridded, reported and pooled without a list to keep in step."""
+    return {f.name: getattr(config, f.name) for f in fields(config) if f.name.startswith("history_")}
 
 
 def _link_data(source: Path, target: Path) -> None:
@@ -308,8 +306,6 @@ def run_folds(
 
 def relevances(scored: Sequence[Any], sources: dict[str, Any]) -> list[Any]:
     """Each question's chunk relevance (knob-independent: a grid computes it once per question)."""
-    from schemarag.tools.evaluation.crossval import relevance
-
     return [relevance(item, sources[item.source].retriever.calibration) for item in scored]
 
 
