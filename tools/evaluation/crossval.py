@@ -48,6 +48,8 @@ from schemarag.tools.evaluation.metrics import aggregate
 
 log = logging.getLogger(__name__)
 
+# Bumped when :class:`Scored` changes shape: a cache of another format is rescored, not misread.
+CACHE_FORMAT = 2  # 2: value-mention hits per question
 FAMILIES = ("columns", "tables", "adaptive", "routing", "hedging", "neighbours")
 # ColumnPolicy.context_share candidates (size cap as a share of the full schema)
 CONTEXT_SHARES = (0.2, 0.25, 0.3)
@@ -179,6 +181,8 @@ class Scored:
     gold_tables: list[str]
     gold_columns: dict[str, list[str]]
     windows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    # the question's value mentions and their tables, as serving ranks with them (empty for a union)
+    hits: list[Any] = field(default_factory=list)
 
 
 def relevance(scored: Scored, cal: Calibration) -> np.ndarray:
@@ -259,6 +263,7 @@ def collect(questions: Sequence[Any], sources: dict[str, Any], config: Any) -> l
             lex = lexical_coverage(art, query_terms(art, w, source.retriever.calibration))
             named = [art.column_chunks[m] for m in identifier_mentions(w) if m in art.column_chunks]
             item.windows.append((cos, lex, np.concatenate(named) if named else np.zeros(0, dtype=np.int64)))
+        item.hits = list(source.retriever.mention_hits(text, art))
         out.append(item)
         if config.progress and (n % config.progress_every == 0 or n == len(questions)):
             config.progress(n, len(questions))
@@ -274,11 +279,11 @@ def load_or_collect(
     set recomputes it instead of scoring stale cosines."""
     from schemarag.tools.evaluation.harness import _open
 
-    stamp = {"questions": [q.text(config.with_evidence) for q in questions]}
+    stamp = {"format": CACHE_FORMAT, "questions": [q.text(config.with_evidence) for q in questions]}
     if path is not None and path.is_file():
         with open(path, "rb") as fh:
             cached = pickle.load(fh)  # our own cache file, written below (never a download)
-        if isinstance(cached, dict) and cached.get("questions") == stamp["questions"]:
+        if isinstance(cached, dict) and all(cached.get(k) == v for k, v in stamp.items()):
             for name in cached["keys"]:
                 sources.setdefault(name, _open(name, config))
             if all(sources[n].retriever.artifact.key == k for n, k in cached["keys"].items()):
@@ -314,7 +319,7 @@ def records_for(
                 budget,
                 knobs.policy,
                 knobs.adaptive,
-                (),
+                item.hits,
                 True,
                 knobs.calibration,
                 cap_to_default=False,

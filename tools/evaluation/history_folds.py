@@ -326,7 +326,7 @@ def table_records(
     out = []
     for item, rel in zip(scored, rels, strict=True):
         retriever = sources[item.source].retriever
-        ask = RankingRequest(item.text, max(budgets), None, None, (), True, retriever.calibration)
+        ask = RankingRequest(item.text, max(budgets), None, None, item.hits, True, retriever.calibration)
         kept = kept_by_budget(retriever.artifact, rel, ask, list(budgets), config)
         out.append({"kept_by_budget": kept, "gold_tables": item.gold_tables})
     return out

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from schemarag.runtime.core.schema import load_schema
+from schemarag.runtime.ranking.config import SHIPPED as SHIPPED_CONFIG
 from schemarag.tools.evaluation.crossval import FAMILIES, Knobs, grid, lodo, objective
 from schemarag.tools.evaluation.harness import EvalConfig, input_label
 from schemarag.tools.evaluation.metrics import aggregate
@@ -140,3 +141,38 @@ def test_hedging_is_cross_validated_end_to_end_and_the_score_cache_follows_the_i
     assert knobs["hedging"] is False and (knobs["confidence"], knobs["min_tables"]) == (0.5, 5)
     assert main([*plain, "--adaptive", "--confidence", "0.3"]) == 2  # one or the other
     capsys.readouterr()
+
+
+def test_the_knob_grid_ranks_with_the_value_mentions_serving_ranks_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question's value mentions ("in CZE", "in LAM": words no chunk holds) reach the ranking
+    in the cross-validation and the history folds as they do when served: the tables the grid
+    scores are the tables ``Retriever.rank_tables`` returns. Mentions lead here (``mention_lead``
+    0) so that they decide the first place on this five-table schema."""
+    from dataclasses import replace
+
+    from schemarag.pipelines.build import build_databases
+    from schemarag.runtime.search.retriever import Retriever
+    from schemarag.tools.evaluation.crossval import collect, records_for
+    from schemarag.tools.evaluation.history_folds import table_records
+    from schemarag.tools.evaluation.questions import load_questions
+
+    data, artifacts = tmp_path / "data", tmp_path / "artifacts"
+    import_catalog([FIXTURE / "tables.json"], data, descriptions=FIXTURE / "descriptions")
+    assert all(r.ok for r in build_databases(["debit_card_specializing"], data, artifacts))
+    lead = replace(SHIPPED_CONFIG, mention_lead=0)
+    retriever = Retriever.open("debit_card_specializing", artifacts=artifacts)
+    monkeypatch.setattr(retriever, "config", lead)
+    sources: dict = {}
+    config = EvalConfig(data=data, artifacts=artifacts, budgets=(1, 2))
+    scored = collect(load_questions(FIXTURE / "questions.json"), sources, config)
+    assert sources["debit_card_specializing"].retriever is retriever
+    assert [s.hits for s in scored] == [retriever.mention_hits(s.text, retriever.artifact) for s in scored]
+    grid_records = records_for(scored, sources, Knobs(ranking=lead), [1, 2])
+    fold_records = table_records(scored, sources, lead, [1, 2])
+    served = [{b: list(retriever.rank_tables(s.text, budget=b).tables) for b in (1, 2)} for s in scored]
+    kept = [r["kept_by_budget"] for r in grid_records]
+    assert kept == served == [r["kept_by_budget"] for r in fold_records]
+    unheard = table_records([replace(s, hits=[]) for s in scored], sources, lead, [1, 2])
+    assert [r["kept_by_budget"] for r in unheard] != served  # the mentions did move a table
