@@ -207,10 +207,9 @@ def _check_folds_args(args: argparse.Namespace) -> None:
         raise ConfigError(f"--query-log-folds {k}: give at least 2 folds")
     if not 0 < args.log_fraction <= 1:
         raise ConfigError(f"--log-fraction {args.log_fraction}: give a share in (0, 1]")
-    if args.cross_validate or args.chart or args.predictions:
+    if args.cross_validate or args.chart:
         raise ConfigError(
-            "--query-log-folds chooses the history knobs itself; drop --cross-validate, --chart and "
-            "--predictions"
+            "--query-log-folds chooses the history knobs itself; drop --cross-validate and --chart"
         )
 
 
@@ -235,7 +234,8 @@ def _query_log_folds(args: argparse.Namespace, prep: Prepared) -> int:
         args.with_questions,
         opt_in_calibration(args.abbreviations, not args.no_compounds),
     )
-    payload = run_warehouse_folds(plan, settings, Path(args.folds_work), say)
+    predictions = Path(args.predictions) if args.predictions else None
+    payload = run_warehouse_folds(plan, settings, Path(args.folds_work), say, predictions)
     payload = {
         "warehouse": str(prep.root),
         "gold_sql": str(args.gold_sql),

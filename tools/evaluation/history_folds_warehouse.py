@@ -32,6 +32,7 @@ What differs from BIRD:
 from __future__ import annotations
 
 import collections
+import json
 import shutil
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -258,10 +259,11 @@ def _by_question(run: WarehouseRun) -> dict[int, dict[str, Record]]:
 
 
 def run_warehouse_folds(
-    plan: FoldsPlan, settings: FoldSettings, work: Path, say: Say = print
+    plan: FoldsPlan, settings: FoldSettings, work: Path, say: Say = print, predictions: Path | None = None
 ) -> dict[str, Any]:
     """The fold evaluation of the module docstring under ``work/<tag>/fold<k>``; the payload
-    :func:`format_warehouse_folds` prints."""
+    :func:`format_warehouse_folds` prints. ``predictions``: a ``.jsonl`` for
+    :func:`fold_predictions` (each question's kept tables without and with the history)."""
     candidates = [describe(c) for c in history_grid()]
     per_db: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     scored: dict[int, dict[str, Record]] = {c: {} for c in range(len(candidates))}
@@ -281,7 +283,7 @@ def run_warehouse_folds(
             scored[c].update(by_id)
     order = [q.question_id for q in plan.questions if q.question_id in scored[0]]
     with_history = WarehouseRun({c: [scored[c][i] for i in order] for c in scored}, candidates)
-    return _payload(plan, with_history, per_db, settings, say)
+    return _payload(plan, with_history, per_db, settings, say, predictions)
 
 
 def _without(plan: FoldsPlan, order: Sequence[str], settings: FoldSettings) -> list[Record]:
@@ -331,6 +333,7 @@ def _payload(
     per_db: dict[str, list[dict[str, Any]]],
     settings: FoldSettings,
     say: Say,
+    predictions: Path | None = None,
 ) -> dict[str, Any]:
     order = [r.question_id for r in run.records[0]]
     say(f"scoring the {len(order)} question(s) with a history on the base index (no history)")
@@ -357,7 +360,36 @@ def _payload(
     }
     if order:
         payload["cross_validation"] = _held_out(run, budgets)
+    if predictions is not None:
+        chosen = payload.get("cross_validation", {}).get("chosen_per_held_out_db", {})
+        rows = fold_predictions(run, without, chosen)
+        predictions.parent.mkdir(parents=True, exist_ok=True)
+        with open(predictions, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(row) + "\n" for row in rows)
+        say(f"wrote {len(rows)} question(s) to {predictions}")
     return payload
+
+
+def fold_predictions(
+    run: WarehouseRun, without: Sequence[Record], chosen: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per question with a history, the tables kept per budget without it, with it under the
+    shipped knobs and under the knobs chosen without its database (``chosen``: held-out database
+    -> candidate): where the history gained or lost a question, and what is still missed."""
+    shipped = run.records[0]
+    index = {json.dumps(c, sort_keys=True): k for k, c in enumerate(run.candidates)}
+    rows = []
+    for i, (plain, ship) in enumerate(zip(without, shipped, strict=True)):
+        knobs = chosen.get(ship.db, run.candidates[0])
+        held = run.records[index.get(json.dumps(knobs, sort_keys=True), 0)][i]
+        rows.append({
+            "question_id": ship.question_id, "db": ship.db, "engine": ship.engine, "question": ship.question,
+            "n_tables": ship.n_tables, "gold": ship.gold,
+            "kept_without": {str(b): t for b, t in plain.kept_by_budget.items()},
+            "kept_shipped": {str(b): t for b, t in ship.kept_by_budget.items()},
+            "kept_held_out": {str(b): t for b, t in held.kept_by_budget.items()},
+        })  # fmt: skip
+    return rows
 
 
 def _held_out(run: WarehouseRun, budgets: Sequence[int]) -> dict[str, Any]:

@@ -105,7 +105,7 @@ def test_warehouse_folds_import_the_other_folds_sql_and_score_by_question(tmp_pa
     work, folds_work = tmp_path / "work", tmp_path / "folds"
     argv = ["eval", "--warehouse", str(root), "--work", str(work), "--budgets", "1,3",
             "--query-log-folds", "2", "--gold-sql", str(gold), "--folds-work", str(folds_work),
-            "-q", "--json"]  # fmt: skip
+            "--predictions", str(tmp_path / "pred.jsonl"), "-q", "--json"]  # fmt: skip
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
 
@@ -143,3 +143,13 @@ def test_warehouse_folds_import_the_other_folds_sql_and_score_by_question(tmp_pa
     assert set(cv["chosen_per_held_out_db"]) <= {"shop", "zoo"}
     assert cv["cross_validated"]["scopes"]["all"]["questions"]["3"] == n
     assert sum(row["databases"] for row in cv["chosen_counts"]) == len(cv["chosen_per_held_out_db"])
+
+    # --predictions: each question's kept tables without, shipped and held out, as the tables above
+    rows = [json.loads(line) for line in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    assert len(rows) == n
+    for setting, key in (("without", "without_history"), ("held_out", None)):
+        agg = payload[key] if key else cv["cross_validated"]
+        for b in ("1", "3"):
+            complete = sum(set(r["gold"]) <= set(r[f"kept_{setting}"][b]) for r in rows) / n
+            assert complete == pytest.approx(agg["scopes"]["all"]["complete_recall"][b]), (setting, b)
+    assert all(set(r) >= {"question_id", "db", "question", "kept_shipped"} for r in rows)
