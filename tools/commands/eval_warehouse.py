@@ -176,11 +176,7 @@ def run_warehouse(args: argparse.Namespace) -> int:
     if args.predictions:
         Path(args.predictions).parent.mkdir(parents=True, exist_ok=True)
         with open(args.predictions, "w", encoding="utf-8") as fh:
-            for r in run.records[0]:
-                kept = {str(b): t for b, t in r.kept_by_budget.items()}
-                row = {"question_id": r.question_id, "db": r.db, "engine": r.engine, "question": r.question,
-                       "n_tables": r.n_tables, "gold": r.gold, "kept": kept}  # fmt: skip
-                fh.write(json.dumps(row) + "\n")
+            fh.writelines(json.dumps(r.prediction()) + "\n" for r in run.records[0])
     if args.json_out:
         write_json(payload, args.json_out)
         say(f"wrote {args.json_out}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import logging
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -299,19 +299,26 @@ def load_or_collect(
 
 
 def records_for(
-    scored: Sequence[Scored], sources: dict[str, Any], knobs: Knobs, budgets: Sequence[int]
+    scored: Sequence[Scored],
+    sources: dict[str, Any],
+    knobs: Knobs,
+    budgets: Sequence[int],
+    rels: Iterable[np.ndarray] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per question, the harness record (kept tables per budget, shown columns, tokens) under ``knobs``."""
+    """Per question, the harness record (kept tables per budget, shown columns, tokens) under
+    ``knobs``; ``rels``: each question's :func:`relevance` under ``knobs.calibration`` when the
+    caller has it already (computed here otherwise)."""
     from schemarag.runtime.artifact.chunk_model import estimate_tokens
     from schemarag.runtime.formatting import focused_parts
     from schemarag.tools.evaluation.harness import shown_columns
 
     top = max(budgets)
     out = []
-    for item in scored:
+    if rels is None:  # one question's at a time: a grid over a union's questions holds no list of them
+        rels = (relevance(item, knobs.calibration) for item in scored)
+    for item, rel in zip(scored, rels, strict=True):
         source = sources[item.source]
         art = source.retriever.artifact
-        rel = relevance(item, knobs.calibration)
 
         def rank(budget: int, art=art, rel=rel, item=item):
             ask = RankingRequest(

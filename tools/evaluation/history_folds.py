@@ -269,9 +269,9 @@ def run_folds(
             base / "scored.pkl", fold_qs, sources, replace(config, artifacts=artifacts, progress=None)
         )
         base_knobs = Knobs(calibration=next(iter(sources.values())).retriever.calibration)
-        for i, rec in zip(rows, records_for(scored, sources, base_knobs, budgets), strict=True):
+        rels = relevances(scored, sources)  # one calibration per model: base_knobs' for every source
+        for i, rec in zip(rows, records_for(scored, sources, base_knobs, budgets, rels), strict=True):
             shipped[i] = rec
-        rels = relevances(scored, sources)
         for c, cand in enumerate(candidates):
             for i, rec in zip(rows, table_records(scored, sources, cand, budgets, rels), strict=True):
                 per_knob[c][i] = rec

@@ -376,19 +376,13 @@ def fold_predictions(
     """Per question with a history, the tables kept per budget without it, with it under the
     shipped knobs and under the knobs chosen without its database (``chosen``: held-out database
     -> candidate): where the history gained or lost a question, and what is still missed."""
-    shipped = run.records[0]
-    index = {json.dumps(c, sort_keys=True): k for k, c in enumerate(run.candidates)}
     rows = []
-    for i, (plain, ship) in enumerate(zip(without, shipped, strict=True)):
-        knobs = chosen.get(ship.db, run.candidates[0])
-        held = run.records[index.get(json.dumps(knobs, sort_keys=True), 0)][i]
-        rows.append({
-            "question_id": ship.question_id, "db": ship.db, "engine": ship.engine, "question": ship.question,
-            "n_tables": ship.n_tables, "gold": ship.gold,
-            "kept_without": {str(b): t for b, t in plain.kept_by_budget.items()},
-            "kept_shipped": {str(b): t for b, t in ship.kept_by_budget.items()},
-            "kept_held_out": {str(b): t for b, t in held.kept_by_budget.items()},
-        })  # fmt: skip
+    for i, (plain, ship) in enumerate(zip(without, run.records[0], strict=True)):
+        held = run.records[run.candidates.index(chosen[ship.db])][i]
+        row = ship.prediction()
+        del row["kept"]
+        row.update(kept_without=plain.kept(), kept_shipped=ship.kept(), kept_held_out=held.kept())
+        rows.append(row)
     return rows
 
 

@@ -126,6 +126,20 @@ class Record:
     latency_ms: float = 0.0
     question: str = ""
 
+    def kept(self) -> dict[str, list[str]]:
+        """The tables kept per budget, keyed as JSON keys them (``"10"``)."""
+        return {str(b): t for b, t in self.kept_by_budget.items()}
+
+    def prediction(self) -> dict[str, Any]:
+        """The record as one line of a ``--predictions`` file.
+
+        >>> Record("q1", "shop", "sqlite", 7, ["a"], {5: ["a", "b"]}, question="Q?").prediction()["kept"]
+        {'5': ['a', 'b']}
+        """
+        return {"question_id": self.question_id, "db": self.db, "engine": self.engine,
+                "question": self.question, "n_tables": self.n_tables, "gold": self.gold,
+                "kept": self.kept()}  # fmt: skip
+
 
 def _hit(kept: Sequence[str], gold: Sequence[str]) -> tuple[bool, float]:
     have = {k.lower() for k in kept}
