@@ -10,18 +10,20 @@ Read top to bottom, :data:`STAGES` is the whole ranking. Each stage is a functio
 4. ``popularity``   tables the query history uses a little forward (no history: off)  (history)
 5. ``co_usage``     tables the history reads with the best matches move up            (history)
 6. ``examples``     the past queries most like the question lift the tables they read (history)
-7. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
-8. ``schema_order`` one database's leading schema first, runner-up schemas hedged     (routing)
-9. ``families``     numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)
-10. ``structures``  tables with the same columns take few places                      (reorder)
-11. ``twins``       a table exported twice takes one place                            (reorder)
-12. ``mentions``    a value the question names brings its table forward               (reorder)
-13. ``budget``      tables up to the budget, FK neighbours and tables the history
+7. ``sibling_prior`` of sibling schemas (CRYPTO_ETHEREUM / CRYPTO_ETHEREUM_CLASSIC)
+                    the one the question's words fit less well scores less            (routing)
+8. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
+9. ``schema_order`` one database's leading schema first, runner-up schemas hedged     (routing)
+10. ``families``    numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)
+11. ``structures``  tables with the same columns take few places                      (reorder)
+12. ``twins``       a table exported twice takes one place                            (reorder)
+13. ``mentions``    a value the question names brings its table forward               (reorder)
+14. ``budget``      tables up to the budget, FK neighbours and tables the history
                     reads with them after the table they join                         (budget)
-14. ``join_paths``  bridge tables that connect the kept ones (logged joins included)  (budget)
-15. ``columns``     what each kept table shows                                        (columns)
-16. ``shard_hints`` the shards a question's dates point into                          (columns)
-17. ``compact_cap`` a capped focus never larger than the default one                  (columns)
+15. ``join_paths``  bridge tables that connect the kept ones (logged joins included)  (budget)
+16. ``columns``     what each kept table shows                                        (columns)
+17. ``shard_hints`` the shards a question's dates point into                          (columns)
+18. ``compact_cap`` a capped focus never larger than the default one                  (columns)
 
 :func:`rank` is the only entry: the retriever (every serving surface), ``eval``, its
 cross-validation and the warehouse grids all call it, with :data:`~.config.SHIPPED` or a
@@ -54,6 +56,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("popularity", history_stages.popularity),
     ("co_usage", history_stages.co_usage_prior),
     ("examples", history_stages.example_evidence),
+    ("sibling_prior", routing.sibling_prior),
     ("routing", routing.routing),
     ("schema_order", routing.schema_order),
     ("families", reorder.families),

@@ -1,4 +1,4 @@
-"""Stages 4-5: which database, then which schema, a question's tables come from.
+"""Stages 7-9: which database, then which schema, a question's tables come from.
 
 * :func:`routing`: in a union index (tables whose ``Table.database`` names their source), source
   databases are ranked by their best tables times the square root of their *term coverage*
@@ -11,6 +11,10 @@
   Snowflake schemas; :mod:`~schemarag.runtime.search.schema_hedge`): tables outside the
   leading schema rank at ``schema_prior`` of their score, then close runner-up schemas' best
   tables follow the first places.
+* :func:`sibling_prior` (before :func:`schema_order`): in one database whose schemas hold copies
+  of one another's tables (``CRYPTO_ETHEREUM`` / ``CRYPTO_ETHEREUM_CLASSIC``;
+  :mod:`~schemarag.runtime.search.sibling_schemas`), the tables of a schema the question fits
+  worse than its sibling score ``sibling_prior`` of their score, so the schema it names leads.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from schemarag.runtime.ranking.config import RankingConfig
 from schemarag.runtime.ranking.evidence import source_coverage
 from schemarag.runtime.search.group_scores import group_scores
 from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
+from schemarag.runtime.search.sibling_schemas import sibling_groups
+from schemarag.runtime.search.sibling_schemas import sibling_prior as fitted_scores
 
 
 def routing(c: Candidates, config: RankingConfig) -> None:
@@ -68,6 +74,14 @@ def route(
         k = hedge.lead if hedge is not None else 0
         lead = np.concatenate([lead[:k], *runners, lead[k:]])
     return np.concatenate([lead, by_score[~taken]]), margin
+
+
+def sibling_prior(c: Candidates, config: RankingConfig) -> None:
+    """Tables of a worse-fitting sibling schema at ``sibling_prior`` of their score (1: off)."""
+    if config.sibling_prior >= 1.0 or not c.single or not c.scores.size:
+        return
+    groups = sibling_groups(c.art, config.family_column_overlap)
+    c.scores = fitted_scores(c.scores, groups, c.question, config.sibling_prior)
 
 
 def schema_order(c: Candidates, config: RankingConfig) -> None:

@@ -104,6 +104,9 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
     # places a structural family (tables of one schema with the same columns; table_families.
     # structures_of) may take for members the question does not name (None: no limit)
     "structures": [{"structure_slots": s} for s in (S.structure_slots, None, 1, 3)],
+    # sibling schemas (sibling_schemas.py): the score factor of every table of a schema whose
+    # sibling the question fits better (1: off)
+    "siblings": [{"sibling_prior": p} for p in dict.fromkeys((S.sibling_prior, 1.0, 0.3, 0.7))],
     # value mentions (value_mentions.py): a mention's best table moves to just after the first `lead`
     # places when it leads the runner-up table by `margin` of its cosine (lead None: off)
     "mentions": [

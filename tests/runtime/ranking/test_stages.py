@@ -48,7 +48,8 @@ def _candidates(scores: list[float], budget: int = 4, **ask: Any) -> Candidates:
 def test_the_pipeline_names_every_stage_once_in_the_documented_order() -> None:
     names = [n for n, _ in STAGES]
     assert names == [
-        "evidence", "coverage", "name_boost", "popularity", "co_usage", "examples", "routing", "schema_order",
+        "evidence", "coverage", "name_boost", "popularity", "co_usage", "examples",
+        "sibling_prior", "routing", "schema_order",
         "families", "structures",
         "twins", "mentions", "budget", "join_paths", "columns", "shard_hints", "compact_cap",
     ]  # fmt: skip
@@ -158,3 +159,16 @@ def test_kept_by_budget_keeps_what_rank_keeps_at_each_budget() -> None:
         got = kept_by_budget(art, rel, RankingRequest("hub spoke", 99), [1, 2, 3, 4])
         for b in (1, 2, 3, 4):
             assert got[b] == list(rank(art, rel, RankingRequest("hub spoke", b)).tables)
+
+
+def test_sibling_prior_scores_the_schema_the_question_fits_worse_lower() -> None:
+    cols = [{"name": c} for c in ("hash", "block", "sender", "value")]
+    names = ["ETH_CLASSIC.TX", "ETH_CLASSIC.BALANCES", "ETH.TX"]
+    schema = {"name": "chain", "tables": [{"name": t, "columns": cols} for t in names]}
+    art = in_memory_artifact(schema, [(t, "table", None) for t in names])
+    c = Candidates.start(art, np.zeros(3, dtype=np.float32), RankingRequest("ETH balances", 2))
+    c.scores = np.array([0.9, 0.8, 0.7], dtype=np.float32)
+    routing.sibling_prior(c, replace(SHIPPED, sibling_prior=1.0))
+    assert c.scores.tolist() == np.array([0.9, 0.8, 0.7], dtype=np.float32).tolist()  # 1: off
+    routing.sibling_prior(c, replace(SHIPPED, sibling_prior=0.5))  # the classic schema's two tables
+    assert c.scores.tolist() == np.array([0.45, 0.4, 0.7], dtype=np.float32).tolist()
