@@ -10,8 +10,8 @@ Read top to bottom, :data:`STAGES` is the whole ranking. Each stage is a functio
 4. ``popularity``   tables the query history uses a little forward (no history: off)  (history)
 5. ``co_usage``     tables the history reads with the best matches move up            (history)
 6. ``examples``     the past queries most like the question lift the tables they read (history)
-7. ``sibling_prior`` of sibling schemas (CRYPTO_ETHEREUM / CRYPTO_ETHEREUM_CLASSIC)
-                    the one the question's words fit less well scores less            (routing)
+7. ``sibling_prior`` of two sibling schemas (CRYPTO_ETHEREUM / CRYPTO_ETHEREUM_CLASSIC),
+                    the one the question's words fit worse scores less                (routing)
 8. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
 9. ``schema_order`` one database's leading schema first, runner-up schemas hedged     (routing)
 10. ``families``    numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)

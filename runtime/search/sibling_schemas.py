@@ -42,7 +42,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
@@ -52,8 +51,7 @@ import numpy as np
 from schemarag.runtime.ranking.config import SHIPPED
 from schemarag.runtime.search.named_tables import name_words, question_words
 from schemarag.runtime.search.per_artifact import per_artifact
-
-_SPACE = re.compile(r"\s+")
+from schemarag.runtime.search.table_families import SPACE, alike_columns
 
 
 def siblings_of(
@@ -73,7 +71,7 @@ def siblings_of(
     for table in columns:
         schema, dot, leaf = table.rpartition(".")
         if dot:
-            by_name.setdefault(_SPACE.sub("", leaf.lower()), []).append(table)
+            by_name.setdefault(SPACE.sub("", leaf.lower()), []).append(table)
             size[schema] = size.get(schema, 0) + 1
     groups: dict[str, list[str]] = {}
     shared: dict[tuple[str, str], int] = {}
@@ -83,7 +81,7 @@ def siblings_of(
         clusters: list[tuple[set[str], list[str]]] = []
         for m in members:
             cols = {c.lower() for c in columns[m]}
-            home = next((c for first, c in clusters if _alike(first, cols, overlap)), None)
+            home = next((c for first, c in clusters if alike_columns(first, cols, overlap)), None)
             if home is None:
                 clusters.append((cols, [m]))
             else:
@@ -104,12 +102,6 @@ def siblings_of(
     return out
 
 
-def _alike(a: set[str], b: set[str], overlap: float) -> bool:
-    """Column sets sharing at least ``overlap`` of their union (two empty sets: not alike)."""
-    union = len(a | b)
-    return union > 0 and len(a & b) / union >= overlap
-
-
 @per_artifact
 def table_siblings(art: Any, overlap: float = SHIPPED.family_column_overlap) -> dict[str, str]:
     """:func:`siblings_of` the artifact's tables, once per opened artifact and rule."""
@@ -123,7 +115,11 @@ def schema_fit(schema: str, words: set[str]) -> int:
     >>> schema_fit("CRYPTO_ETHEREUM_CLASSIC", q), schema_fit("CRYPTO_ETHEREUM", q)
     (1, 0)
     """
-    own = name_words(schema)
+    return _fit(name_words(schema), words)
+
+
+def _fit(own: frozenset[str], words: set[str]) -> int:
+    """:func:`schema_fit` from the schema name's words (read once per opened version)."""
     named = len(own & words)
     return named - (len(own) - named)
 
@@ -135,8 +131,8 @@ def sibling_groups(art: Any, overlap: float = SHIPPED.family_column_overlap) -> 
 
 
 class SiblingGroups:
-    """The schemas sibling groups join, and each schema's tables (indices of ``names``), for the
-    prior: per request only the schemas in a group are fitted (a handful of name words)."""
+    """The schemas sibling groups join, each one's tables (indices of ``names``) and its name's
+    words, for the prior: per request only the question is tokenized, once."""
 
     def __init__(self, names: Sequence[str], siblings: Mapping[str, str]) -> None:
         groups: dict[str, set[str]] = {}
@@ -150,6 +146,7 @@ class SiblingGroups:
             if schema in wanted:
                 tables.setdefault(schema, []).append(i)
         self.tables = {s: np.asarray(ids, dtype=np.int64) for s, ids in tables.items()}
+        self.name_words = {s: name_words(s) for s in self.tables}  # not re-tokenized per request
 
     def outfitted(self, question: str) -> list[str]:
         """Schemas with a sibling the question fits better (:func:`schema_fit`): the copies of
@@ -163,7 +160,7 @@ class SiblingGroups:
         if not self.groups:
             return []
         words = question_words(question)
-        fit = {s: schema_fit(s, words) for s in self.tables}
+        fit = {s: _fit(own, words) for s, own in self.name_words.items()}
         out: set[str] = set()
         for group in self.groups:
             best = max(fit[s] for s in group)

@@ -35,7 +35,7 @@ from schemarag.runtime.search.per_artifact import per_artifact
 _DIGITS = re.compile(r"\d+")
 # Whitespace says nothing of a table's content: BigQuery keeps `` accident_2015`` beside
 # ``accident_2015`` when an export wrote both; they are members of one family.
-_SPACE = re.compile(r"\s+")
+SPACE = re.compile(r"\s+")
 
 
 def families_of(
@@ -51,20 +51,28 @@ def families_of(
     groups: dict[str, list[str]] = {}
     for name in names:
         if _DIGITS.search(name.rpartition(".")[2]):
-            groups.setdefault(_DIGITS.sub("#", _SPACE.sub("", name.lower())), []).append(name)
+            groups.setdefault(_DIGITS.sub("#", SPACE.sub("", name.lower())), []).append(name)
     out: dict[str, str] = {}
     for key, members in groups.items():
         if columns is not None and len(members) >= min_members:
             first = {c.lower() for c in columns.get(members[0], ())}
-
-            def alike(m: str, first: set[str] = first) -> bool:
-                cols = {c.lower() for c in columns.get(m, ())}
-                return bool(first | cols) and len(first & cols) / len(first | cols) >= overlap
-
-            members = [m for m in members if alike(m)]
+            members = [
+                m for m in members if alike_columns(first, {c.lower() for c in columns.get(m, ())}, overlap)
+            ]
         if len(members) >= min_members:
             out.update(dict.fromkeys(members, key))
     return out
+
+
+def alike_columns(a: set[str], b: set[str], overlap: float) -> bool:
+    """Two tables' (lower-cased) column sets share at least ``overlap`` of their union (Jaccard;
+    two empty sets are not alike): one rule for the members of a family and for sibling copies.
+
+    >>> alike_columns({"id", "name"}, {"id", "name", "city"}, 0.5)
+    True
+    """
+    union = len(a | b)
+    return union > 0 and len(a & b) / union >= overlap
 
 
 @per_artifact
@@ -212,7 +220,7 @@ def twins_of(names: Sequence[str]) -> dict[str, str]:
     (`` accident_2015`` beside ``accident_2015``: one relation exported twice); others absent."""
     groups: dict[str, list[str]] = {}
     for name in names:
-        groups.setdefault(_SPACE.sub("", name.lower()), []).append(name)
+        groups.setdefault(SPACE.sub("", name.lower()), []).append(name)
     return {m: key for key, members in groups.items() if len(members) > 1 for m in members}
 
 
@@ -246,7 +254,7 @@ def twins_last(ranked: Sequence[str], twins: Mapping[str, str]) -> list[str]:
             first.append(t)
         elif key in groups:  # the group's first place goes to its plainest name
             members = groups.pop(key)
-            plain = min(range(len(members)), key=lambda i: len(_SPACE.findall(members[i])))
+            plain = min(range(len(members)), key=lambda i: len(SPACE.findall(members[i])))
             first.append(members[plain])
             later.extend(m for i, m in enumerate(members) if i != plain)
     return first + later
