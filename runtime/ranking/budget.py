@@ -1,4 +1,4 @@
-"""Stages 14-15: the tables that fit the budget, with the tables that join them.
+"""Stages 15-16: the tables that fit the budget, with the tables that join them.
 
 * :func:`budget`: tables are taken in queue order until the budget is full; after each, its
   foreign-key neighbours with comparable evidence are pulled forward, so join partners arrive

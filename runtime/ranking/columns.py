@@ -1,4 +1,4 @@
-"""Stages 16-18: what each kept table shows, its shard hint, and the compact focus's size cap.
+"""Stages 17-19: what each kept table shows, its shard hint, and the compact focus's size cap.
 
 * :func:`columns`: tables scoring at least ``table_ratio`` of the best are *strong*; each keeps
   its best columns (``columns_by_rank``: more for better-ranked tables), every column scoring

@@ -12,18 +12,20 @@ Read top to bottom, :data:`STAGES` is the whole ranking. Each stage is a functio
 6. ``examples``     the past queries most like the question lift the tables they read (history)
 7. ``sibling_prior`` of two sibling schemas (CRYPTO_ETHEREUM / CRYPTO_ETHEREUM_CLASSIC),
                     the one the question's words fit worse scores less                (routing)
-8. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
-9. ``schema_order`` one database's leading schema first, runner-up schemas hedged     (routing)
-10. ``families``    numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)
-11. ``structures``  tables with the same columns take few places                      (reorder)
-12. ``twins``       a table exported twice takes one place                            (reorder)
-13. ``mentions``    a value the question names brings its table forward               (reorder)
-14. ``budget``      tables up to the budget, FK neighbours and tables the history
+8. ``year_prior``   of same-named tables of different years (vehicle_2015 / _2016), those
+                    covering none of the question's years score less                  (routing)
+9. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
+10. ``schema_order`` one database's leading schema first, runner-up schemas hedged    (routing)
+11. ``families``    numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)
+12. ``structures``  tables with the same columns take few places                      (reorder)
+13. ``twins``       a table exported twice takes one place                            (reorder)
+14. ``mentions``    a value the question names brings its table forward               (reorder)
+15. ``budget``      tables up to the budget, FK neighbours and tables the history
                     reads with them after the table they join                         (budget)
-15. ``join_paths``  bridge tables that connect the kept ones (logged joins included)  (budget)
-16. ``columns``     what each kept table shows                                        (columns)
-17. ``shard_hints`` the shards a question's dates point into                          (columns)
-18. ``compact_cap`` a capped focus never larger than the default one                  (columns)
+16. ``join_paths``  bridge tables that connect the kept ones (logged joins included)  (budget)
+17. ``columns``     what each kept table shows                                        (columns)
+18. ``shard_hints`` the shards a question's dates point into                          (columns)
+19. ``compact_cap`` a capped focus never larger than the default one                  (columns)
 
 :func:`rank` is the only entry: the retriever (every serving surface), ``eval``, its
 cross-validation and the warehouse grids all call it, with :data:`~.config.SHIPPED` or a
@@ -57,6 +59,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("co_usage", history_stages.co_usage_prior),
     ("examples", history_stages.example_evidence),
     ("sibling_prior", routing.sibling_prior),
+    ("year_prior", routing.year_prior),
     ("routing", routing.routing),
     ("schema_order", routing.schema_order),
     ("families", reorder.families),

@@ -1,4 +1,4 @@
-"""Stages 10-13: passes over the routed order that give crowded groups fewer places.
+"""Stages 11-14: passes over the routed order that give crowded groups fewer places.
 
 * :func:`families`: tables equal but for their numbers (``GSOD2014`` .. ``GSOD2023``,
   ``events_20230118``; :mod:`~schemarag.runtime.search.table_families`) take at most

@@ -1,4 +1,4 @@
-"""Stages 7-9: which database, then which schema, a question's tables come from.
+"""Stages 7-10: which database, then which schema, a question's tables come from.
 
 * :func:`routing`: in a union index (tables whose ``Table.database`` names their source), source
   databases are ranked by their best tables times the square root of their *term coverage*
@@ -15,6 +15,10 @@
   of one another's tables (``CRYPTO_ETHEREUM`` / ``CRYPTO_ETHEREUM_CLASSIC``;
   :mod:`~schemarag.runtime.search.sibling_schemas`), the tables of a schema the question fits
   worse than its sibling score ``sibling_prior`` of their score, so the schema it names leads.
+* :func:`year_prior` (after it, before routing): of the same-named tables of different years
+  (``vehicle_2015`` / ``vehicle_2016``, ``accident_2015`` beside the family ``accident_*`` of
+  2016 .. 2019; :mod:`~schemarag.runtime.search.dated_tables`), those covering none of the years
+  the question names score ``year_prior`` of their score when another one covers one.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.ranking.candidates import Candidates
 from schemarag.runtime.ranking.config import RankingConfig
 from schemarag.runtime.ranking.evidence import source_coverage
+from schemarag.runtime.search.dated_tables import dated_groups, question_years
+from schemarag.runtime.search.dated_tables import year_prior as dated_scores
 from schemarag.runtime.search.group_scores import group_scores
 from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
 from schemarag.runtime.search.sibling_schemas import sibling_groups
@@ -82,6 +88,17 @@ def sibling_prior(c: Candidates, config: RankingConfig) -> None:
         return
     groups = sibling_groups(c.art, config.family_column_overlap)
     c.scores = fitted_scores(c.scores, groups, c.question, config.sibling_prior)
+
+
+def year_prior(c: Candidates, config: RankingConfig) -> None:
+    """Tables of a dated group covering none of the question's years, where another member covers
+    one, at ``year_prior`` of their score (1: off): ``vehicle_2016`` for "accidents in 2015"."""
+    if config.year_prior >= 1.0 or not c.scores.size:
+        return
+    years = question_years(c.question, config.year_span_max)
+    if years:
+        groups = dated_groups(c.art, config.family_column_overlap)
+        c.scores = dated_scores(c.scores, groups, years, config.year_prior)
 
 
 def schema_order(c: Candidates, config: RankingConfig) -> None:

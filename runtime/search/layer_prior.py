@@ -34,6 +34,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -82,6 +83,12 @@ def parse_setting(value: str | None) -> dict[str, float]:
             )
         weights[layer] = weight
     return weights
+
+
+def has_layers(art: Any) -> bool:
+    """The index was imported from a dbt project (its tables carry a ``layer``): its schemas
+    are one for the schema prior and the sibling prior, and the layer prior orders its copies."""
+    return any(getattr(art.schema.table(t), "layer", None) for t in art.table_names)
 
 
 def layer_weights(art: IndexArtifact, setting: str | None = None) -> np.ndarray | None:

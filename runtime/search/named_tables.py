@@ -33,6 +33,7 @@ Example:
 from __future__ import annotations
 
 import bisect
+import functools
 from typing import Any
 
 import numpy as np
@@ -151,8 +152,16 @@ def table_name_postings(art: Any) -> NamePostings:
 
 def question_words(question: str) -> set[str]:
     """The question's stemmed words as the index tokenizes them, and the acronyms its
-    capitalised names spell ("Genomic Data Commons" -> ``gdc``; :mod:`.acronyms`)."""
-    return set(tokenize(question)) | set(acronym_tokens(question))
+    capitalised names spell ("Genomic Data Commons" -> ``gdc``; :mod:`.acronyms`). A fresh set
+    each call (callers add to it); the tokenizing is done once per question (:func:`_words`)."""
+    return set(_words(question))
+
+
+@functools.lru_cache(maxsize=256)
+def _words(question: str) -> frozenset[str]:
+    """:func:`question_words`, cached: the name boost and the sibling-schema prior read the same
+    question's words in one request; a bounded cache keeps a server's memory flat."""
+    return frozenset(tokenize(question)) | frozenset(acronym_tokens(question))
 
 
 def abbreviated(words: set[str]) -> set[str]:

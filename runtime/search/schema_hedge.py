@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.search.group_scores import group_scores
+from schemarag.runtime.search.layer_prior import has_layers
 from schemarag.runtime.search.per_artifact import per_artifact
 
 
@@ -39,7 +40,7 @@ from schemarag.runtime.search.per_artifact import per_artifact
 def table_schemas(art: Any) -> tuple[np.ndarray, list[str]]:
     """``(schema id per table, schema names)``: the qualifier before a table name's last dot
     (``""`` for an unqualified name); one schema for a dbt index (tables with a ``layer``)."""
-    if any(getattr(art.schema.table(t), "layer", None) for t in art.table_names):
+    if has_layers(art):
         return np.zeros(len(art.table_names), dtype=np.int64), [""]
     names: list[str] = []
     index: dict[str, int] = {}

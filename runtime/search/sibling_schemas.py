@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from schemarag.runtime.ranking.config import SHIPPED
+from schemarag.runtime.search.layer_prior import has_layers
 from schemarag.runtime.search.named_tables import name_words, question_words
 from schemarag.runtime.search.per_artifact import per_artifact
 from schemarag.runtime.search.table_families import SPACE, alike_columns
@@ -126,7 +127,12 @@ def _fit(own: frozenset[str], words: set[str]) -> int:
 
 @per_artifact
 def sibling_groups(art: Any, overlap: float = SHIPPED.family_column_overlap) -> SiblingGroups:
-    """:class:`SiblingGroups` of the artifact's tables, once per opened artifact and rule."""
+    """:class:`SiblingGroups` of the artifact's tables, once per opened artifact and rule. A dbt
+    index (tables with a ``layer``) has none: its schemas are one (as
+    :func:`~.schema_hedge.table_schemas` reads them), and the layer prior, not the schema's
+    name, orders a relation's copies across layers."""
+    if has_layers(art):
+        return SiblingGroups([], {})
     return SiblingGroups(list(art.table_names), table_siblings(art, overlap))
 
 

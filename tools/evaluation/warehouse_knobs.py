@@ -107,6 +107,9 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
     # sibling schemas (sibling_schemas.py): the score factor of every table of a schema whose
     # sibling the question fits better (1: off)
     "siblings": [{"sibling_prior": p} for p in dict.fromkeys((S.sibling_prior, 1.0, 0.3, 0.7))],
+    # dated tables (dated_tables.py): the score factor of a same-named table covering none of the
+    # question's years when another covers one (1: off)
+    "years": [{"year_prior": p} for p in dict.fromkeys((S.year_prior, 1.0, 0.5, 0.7))],
     # value mentions (value_mentions.py): a mention's best table moves to just after the first `lead`
     # places when it leads the runner-up table by `margin` of its cosine (lead None: off)
     "mentions": [

@@ -49,7 +49,7 @@ def test_the_pipeline_names_every_stage_once_in_the_documented_order() -> None:
     names = [n for n, _ in STAGES]
     assert names == [
         "evidence", "coverage", "name_boost", "popularity", "co_usage", "examples",
-        "sibling_prior", "routing", "schema_order",
+        "sibling_prior", "year_prior", "routing", "schema_order",
         "families", "structures",
         "twins", "mentions", "budget", "join_paths", "columns", "shard_hints", "compact_cap",
     ]  # fmt: skip
@@ -172,3 +172,22 @@ def test_sibling_prior_scores_the_schema_the_question_fits_worse_lower() -> None
     assert c.scores.tolist() == np.array([0.9, 0.8, 0.7], dtype=np.float32).tolist()  # 1: off
     routing.sibling_prior(c, replace(SHIPPED, sibling_prior=0.5))  # the classic schema's two tables
     assert c.scores.tolist() == np.array([0.45, 0.4, 0.7], dtype=np.float32).tolist()
+
+
+def test_year_prior_scores_the_copies_of_other_years_lower_when_the_question_names_one() -> None:
+    cols = [{"name": c} for c in ("st_case", "state", "veh_no")]
+    names = ["vehicle_2015", "vehicle_2016", "person_2015"]
+    schema = {"name": "fars", "tables": [{"name": t, "columns": cols} for t in names]}
+    art = in_memory_artifact(schema, [(t, "table", None) for t in names])
+    scores = np.array([0.8, 0.9, 0.5], dtype=np.float32)
+    for question, prior, want in (
+        ("vehicles in 2015", 1.0, [0.8, 0.9, 0.5]),  # 1: off
+        ("vehicles in 2015", 0.5, [0.8, 0.45, 0.5]),
+        ("vehicles in 2016", 0.5, [0.4, 0.9, 0.5]),  # person_2015 has no other year: kept
+        ("vehicles per state", 0.5, [0.8, 0.9, 0.5]),  # no year named
+        ("vehicles in 2021", 0.5, [0.8, 0.9, 0.5]),  # a year no copy covers
+    ):
+        c = Candidates.start(art, np.zeros(3, dtype=np.float32), RankingRequest(question, 2))
+        c.scores = scores.copy()
+        routing.year_prior(c, replace(SHIPPED, year_prior=prior))
+        assert c.scores.tolist() == np.array(want, dtype=np.float32).tolist(), question

@@ -8,7 +8,13 @@ from ranking_support import rank_with
 from tiny_support import in_memory_artifact
 
 from schemarag.runtime.search.named_tables import question_words
-from schemarag.runtime.search.sibling_schemas import SiblingGroups, schema_fit, sibling_prior, siblings_of
+from schemarag.runtime.search.sibling_schemas import (
+    SiblingGroups,
+    schema_fit,
+    sibling_groups,
+    sibling_prior,
+    siblings_of,
+)
 
 TX = ["hash", "block_number", "from_address", "to_address", "value"]
 BLOCKS = ["number", "timestamp", "miner", "gas_used"]
@@ -115,3 +121,22 @@ def test_the_ranking_keeps_the_copies_of_the_schema_the_question_names() -> None
     ]
     kw["question"] = "Ethereum Classic balances per block"
     assert rank_with(art, scores, 3, sibling_prior=0.5, **kw).tables == off
+
+
+def _index(tables: list[tuple[str, list[str], str | None]]):
+    schema = {
+        "name": "shop",
+        "tables": [
+            {"name": t, "columns": [{"name": c} for c in cols]} | ({"layer": layer} if layer else {})
+            for t, cols, layer in tables
+        ],
+    }
+    return in_memory_artifact(schema, [(t, "table", None) for t, _, _ in tables])
+
+
+def test_a_dbt_index_has_no_sibling_schemas_its_layers_order_the_copies() -> None:
+    plain = [("analytics.orders", TX, None), ("analytics_dev.orders", TX, None)]
+    assert sibling_groups(_index(plain)).outfitted("orders of the dev team") == ["analytics"]
+    dbt = [("analytics.orders", TX, "marts"), ("analytics_dev.orders", TX, "staging")]
+    groups = sibling_groups(_index(dbt))
+    assert groups.groups == [] and groups.outfitted("orders of the dev team") == []
