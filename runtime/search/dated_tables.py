@@ -34,7 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
@@ -43,10 +42,14 @@ import numpy as np
 from schemarag.runtime.core.schema import ShardRange
 from schemarag.runtime.ranking.config import SHIPPED
 from schemarag.runtime.search.per_artifact import per_artifact
-from schemarag.runtime.search.table_families import SPACE, alike_columns, question_numbers
+from schemarag.runtime.search.table_families import (
+    DIGITS,
+    YEAR,
+    alike_columns,
+    numbered_key,
+    question_numbers,
+)
 
-_DIGITS = re.compile(r"\d+")
-_QUESTION_YEAR = re.compile(r"^(19|20)\d\d$")
 _DATED_PATTERNS = ("YYYYMMDD", "YYYY_MM_DD", "YYYYMM", "YYYY")
 FIRST_YEAR, LAST_YEAR = 1800, 2099  # a 4-digit run of a table name read as a year (not a 1705 deployment)
 
@@ -77,7 +80,7 @@ def table_years(name: str, shards: ShardRange | None = None) -> tuple[int, int] 
             if lo is not None and hi is not None and lo <= hi:
                 return lo, hi
         return None
-    years = [y for y in map(_year, _DIGITS.findall(name.rpartition(".")[2])) if y is not None]
+    years = [y for y in map(_year, DIGITS.findall(name.rpartition(".")[2])) if y is not None]
     return (min(years), max(years)) if years else None
 
 
@@ -88,7 +91,7 @@ def question_years(question: str, max_span: int = SHIPPED.year_span_max) -> set[
     [2000, 2015, 2016, 2017]
     """
     numbers, _ = question_numbers(question, True, max_span)
-    return {int(n) for n in numbers if _QUESTION_YEAR.match(n)}
+    return {int(n) for n in numbers if YEAR.match(n)}
 
 
 class DatedGroups:
@@ -97,13 +100,16 @@ class DatedGroups:
     once, with no loop over the groups."""
 
     def __init__(self, groups: Sequence[tuple[Sequence[int], Sequence[tuple[int, int]]]]) -> None:
-        self.tables = [np.asarray(ids, dtype=np.int64) for ids, _ in groups]
         self.ids = np.asarray([i for ids, _ in groups for i in ids], dtype=np.int64)
         self.first = np.asarray([lo for _, spans in groups for lo, _ in spans], dtype=np.int64)
         self.last = np.asarray([hi for _, spans in groups for _, hi in spans], dtype=np.int64)
-        self.group = np.repeat(np.arange(len(groups)), [len(ids) for ids, _ in groups])
-        self.starts = np.cumsum([0] + [len(ids) for ids, _ in groups[:-1]]).astype(np.int64)
         self.sizes = np.asarray([len(ids) for ids, _ in groups], dtype=np.int64)
+        self.group = np.repeat(np.arange(len(groups)), self.sizes)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    def __len__(self) -> int:
+        """The number of dated groups."""
+        return int(self.sizes.size)
 
     def outdated(self, years: Set[int]) -> np.ndarray:
         """Indices of the members covering none of ``years`` in groups where another one does."""
@@ -131,7 +137,7 @@ def dated_groups_of(
         if span is None:
             continue
         spans[i] = span
-        stem = _DIGITS.sub("#", SPACE.sub("", name.lower())).replace("*", "#")
+        stem = numbered_key(name).replace("*", "#")  # a collapsed family is its members' name
         by_stem.setdefault(stem, []).append(i)
     groups = []
     for members in by_stem.values():

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from schemarag.runtime.core.schema import Database, ShardRange
-from schemarag.runtime.search.table_families import question_numbers
+from schemarag.runtime.search.table_families import DIGITS, YEAR, question_numbers
 
 MAX_PIECES = 4  # dates named one by one in a shard note (prompt text, not the ranking)
 
@@ -55,8 +55,6 @@ _MMY = re.compile(rf"\b{_MONTH}\s*(?:-|–|to|through|thru|until|till)\s*{_MONTH
 # between two dates: "from A to B", "A - B", "between A and B" make one range
 _LINK = re.compile(r"\s*,?\s*(-|–|to|through|thru|until|till|and)\s*", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
-_YEAR = re.compile(r"^(19|20)\d\d$")
-_DIGITS = re.compile(r"\d+")
 _DATED = {"YYYYMMDD": "date", "YYYY_MM_DD": "date", "YYYYMM": "month", "YYYY": "year"}
 _ABBR = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
@@ -136,11 +134,11 @@ def question_dates(question: str) -> QuestionDates:
     numbers = question_numbers(question)[0]
     # a year's two-digit form (``16`` for 2016) helps a family match ``cn16``; here it would name
     # shard 16 of a numbered family, so only the question's own numbers stay
-    literal = set(_DIGITS.findall(question))
+    literal = set(DIGITS.findall(question))
     literal |= {n.lstrip("0") for n in literal}
-    numbers -= {n[2:] for n in numbers if _YEAR.match(n)} - literal
+    numbers -= {n[2:] for n in numbers if YEAR.match(n)} - literal
     covered = {y for lo, hi in spans for y in range(lo[0], hi[0] + 1)}
-    years = {int(n) for n in numbers if _YEAR.match(n)} - covered
+    years = {int(n) for n in numbers if YEAR.match(n)} - covered
     return QuestionDates(
         frozenset((lo, hi, _label(lo, hi)) for lo, hi in spans), frozenset(years), frozenset(numbers)
     )
@@ -238,7 +236,7 @@ def shard_hint(shards: ShardRange, question: str | QuestionDates) -> str:
         f"{stem}{lo}" if lo == hi else f"{stem}{lo} .. {stem}{hi}" + (f" ({label})" if label else "")
         for (lo, hi), label in pieces
     ]
-    years = _YEAR.match(shards.first) and _YEAR.match(shards.last)  # trips_2014 .. trips_2020
+    years = YEAR.match(shards.first) and YEAR.match(shards.last)  # trips_2014 .. trips_2020
     noun = _DATED.get(shards.pattern, "year" if years else "number") + ("s" if several else "")
     gaps = " (not every shard in the range exists)" if shards.count < _span_size(shards) else ""
     return f"the question's {noun}: " + ", ".join(shown) + gaps

@@ -32,7 +32,7 @@ from typing import Any
 from schemarag.runtime.ranking.config import SHIPPED
 from schemarag.runtime.search.per_artifact import per_artifact
 
-_DIGITS = re.compile(r"\d+")
+DIGITS = re.compile(r"\d+")
 # Whitespace says nothing of a table's content: BigQuery keeps `` accident_2015`` beside
 # ``accident_2015`` when an export wrote both; they are members of one family.
 SPACE = re.compile(r"\s+")
@@ -50,8 +50,8 @@ def families_of(
     are no family)."""
     groups: dict[str, list[str]] = {}
     for name in names:
-        if _DIGITS.search(name.rpartition(".")[2]):
-            groups.setdefault(_DIGITS.sub("#", SPACE.sub("", name.lower())), []).append(name)
+        if DIGITS.search(name.rpartition(".")[2]):
+            groups.setdefault(numbered_key(name), []).append(name)
     out: dict[str, str] = {}
     for key, members in groups.items():
         if columns is not None and len(members) >= min_members:
@@ -62,6 +62,16 @@ def families_of(
         if len(members) >= min_members:
             out.update(dict.fromkeys(members, key))
     return out
+
+
+def numbered_key(name: str) -> str:
+    """``name`` with every digit run read as ``#`` (case and whitespace aside): the key tables of
+    one family share (``s.gsod#`` for ``s.GSOD2015``), and dated tables (:mod:`.dated_tables`).
+
+    >>> numbered_key(" Accident_2015"), numbered_key("s.GSOD2015")
+    ('accident_#', 's.gsod#')
+    """
+    return DIGITS.sub("#", SPACE.sub("", name.lower()))
 
 
 def alike_columns(a: set[str], b: set[str], overlap: float) -> bool:
@@ -88,7 +98,7 @@ def table_families(
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")  # fmt: skip
 _WORDS = re.compile(r"[a-z]+")
-_YEAR = re.compile(r"^(19|20)\d\d$")
+YEAR = re.compile(r"^(19|20)\d\d$")  # a year as questions write it
 # "from 2011 to 2020", "2011-2020", "2011 through 2020", "between 2011 and 2020": every year of
 # the span is named (a question about 2011-2020 asks for GSOD2011 .. GSOD2020); "2010 and 2020"
 # without "between" names two years
@@ -109,13 +119,13 @@ def question_numbers(
     >>> sorted(question_numbers("trips from 2019 to 2021, Q1")[0])
     ['1', '19', '20', '2019', '2020', '2021', '21']
     """
-    nums = set(_DIGITS.findall(question))
+    nums = set(DIGITS.findall(question))
     for between, lo, word, hi in _SPAN.findall(question) if spans else ():
         a, b = int(lo), int(hi)
         if 0 < b - a <= max_span and (word.lower() != "and" or between):
             nums |= {str(y) for y in range(a, b + 1)}
     nums |= {n.lstrip("0") or "0" for n in nums}
-    nums |= {n[2:] for n in nums if _YEAR.match(n)}
+    nums |= {n[2:] for n in nums if YEAR.match(n)}
     months = {f"{i + 1:02d}" for i, m in enumerate(_MONTHS) for w in _WORDS.findall(question.lower())
               if w == m or (len(w) == 3 and m.startswith(w) and w != "may")}  # fmt: skip
     return nums, months
@@ -135,10 +145,10 @@ def specificity(
     2017" is 3, ``COUNTY_2016_5YR`` 1: a small number the question happens to contain
     ("January 1", "5-year") no longer ties every member with the one whose year it names."""
     total = 0
-    for run in _DIGITS.findall(table.rpartition(".")[2]):
+    for run in DIGITS.findall(table.rpartition(".")[2]):
         if run in numbers or run.lstrip("0") in numbers:
             year = 2 if written is None or run in written else 1
-            total += 3 if len(run) >= 6 else year if _YEAR.match(run) else 1
+            total += 3 if len(run) >= 6 else year if YEAR.match(run) else 1
         elif len(run) >= 6 and run[:4] in numbers:  # YYYYMM[DD]: the year, then month and day
             month = run[4:6] in months or run[4:6] in numbers or run[4:6].lstrip("0") in numbers
             day = len(run) >= 8 and (run[6:8] in numbers or run[6:8].lstrip("0") in numbers)

@@ -40,12 +40,12 @@ def test_a_group_is_same_named_tables_of_alike_columns_covering_different_years(
     columns = dict.fromkeys(names, COLS) | {"parkwork_2016": COLS}
     shards = {"accident_*": ShardRange(stem="accident_", pattern="N", first="2016", last="2019", count=4)}
     groups = dated_groups_of(names, columns, shards)
-    assert len(groups.tables) == 2  # accident_2015 + accident_*, vehicle_2015 + vehicle_2016
+    assert len(groups) == 2  # accident_2015 + accident_*, vehicle_2015 + vehicle_2016
     assert sorted(names[i] for i in groups.outdated({2015})) == ["accident_*", "vehicle_2016"]
     assert sorted(names[i] for i in groups.outdated({2017})) == ["accident_2015"]  # no vehicle_2017
     assert groups.outdated({2015, 2016}).tolist() == []  # every member covers a named year
     other = dated_groups_of(["a_2015", "a_2016"], {"a_2015": COLS, "a_2016": ["x", "y", "z"]}, {})
-    assert other.tables == []  # same name, other columns: no copies of one table
+    assert len(other) == 0  # same name, other columns: no copies of one table
 
 
 def test_the_prior_scales_the_outdated_members_and_leaves_the_scores_it_was_given() -> None:
