@@ -75,11 +75,11 @@ def table_years(name: str, shards: ShardRange | None = None) -> tuple[int, int] 
     (None, (2017, 2017))
     """
     if shards is not None:
-        if shards.pattern in _DATED_PATTERNS or shards.pattern == "N":
-            lo, hi = _year(shards.first), _year(shards.last)
-            if lo is not None and hi is not None and lo <= hi:
-                return lo, hi
-        return None
+        if shards.pattern not in _DATED_PATTERNS and shards.pattern != "N":
+            return None
+        # a dated suffix begins with its year (``2021_01_01``); a number is a year or none
+        lo, hi = (_year(v if shards.pattern == "N" else v[:4]) for v in (shards.first, shards.last))
+        return (lo, hi) if lo is not None and hi is not None and lo <= hi else None
     years = [y for y in map(_year, DIGITS.findall(name.rpartition(".")[2])) if y is not None]
     return (min(years), max(years)) if years else None
 

@@ -27,6 +27,8 @@ def test_a_table_covers_the_years_of_its_name_or_of_its_shard_range() -> None:
     assert table_years("w_*", weeks) is None  # numbered shards that are not years
     years = ShardRange(stem="accident_", pattern="N", first="2016", last="2019", count=4)
     assert table_years("accident_*", years) == (2016, 2019)
+    dashed = ShardRange(stem="ev_", pattern="YYYY_MM_DD", first="2020_01_01", last="2021_12_31", count=731)
+    assert table_years("ev_*", dashed) == (2020, 2021)  # the year its dated suffix begins with
 
 
 def test_the_question_names_its_years_and_every_year_of_a_span() -> None:
