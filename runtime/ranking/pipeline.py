@@ -13,7 +13,8 @@ Read top to bottom, :data:`STAGES` is the whole ranking. Each stage is a functio
 7. ``sibling_prior`` of two sibling schemas (CRYPTO_ETHEREUM / CRYPTO_ETHEREUM_CLASSIC),
                     the one the question's words fit worse scores less                (routing)
 8. ``year_prior``   of same-named tables of different years (vehicle_2015 / _2016), those
-                    covering none of the question's years score less                  (routing)
+                    covering none of the question's years score less; so, less, do
+                    other tables of other years when one covers the question's        (routing)
 9. ``routing``      a union's best source database first, close runner-ups hedged     (routing)
 10. ``schema_order`` one database's leading schema first, runner-up schemas hedged    (routing)
 11. ``families``    numbered families (GSOD2014 .. GSOD2023) take few places          (reorder)

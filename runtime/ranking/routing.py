@@ -18,7 +18,9 @@
 * :func:`year_prior` (after it, before routing): of the same-named tables of different years
   (``vehicle_2015`` / ``vehicle_2016``, ``accident_2015`` beside the family ``accident_*`` of
   2016 .. 2019; :mod:`~schemarag.runtime.search.dated_tables`), those covering none of the years
-  the question names score ``year_prior`` of their score when another one covers one.
+  the question names score ``year_prior`` of their score when another one covers one; any
+  other table whose name or shard range gives years none of the question's scores
+  ``year_prior_wide`` of its score when a table of the database covers one.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.ranking.candidates import Candidates
 from schemarag.runtime.ranking.config import RankingConfig
 from schemarag.runtime.ranking.evidence import source_coverage
-from schemarag.runtime.search.dated_tables import dated_groups, question_years
+from schemarag.runtime.search.dated_tables import dated_groups, question_years, table_spans
 from schemarag.runtime.search.dated_tables import year_prior as dated_scores
 from schemarag.runtime.search.group_scores import group_scores
 from schemarag.runtime.search.schema_hedge import hedge_order, schema_prior_order, table_schemas
@@ -92,13 +94,16 @@ def sibling_prior(c: Candidates, config: RankingConfig) -> None:
 
 def year_prior(c: Candidates, config: RankingConfig) -> None:
     """Tables of a dated group covering none of the question's years, where another member covers
-    one, at ``year_prior`` of their score (1: off): ``vehicle_2016`` for "accidents in 2015"."""
-    if config.year_prior >= 1.0 or not c.scores.size:
+    one, at ``year_prior`` of their score (1: off): ``vehicle_2016`` for "accidents in 2015"; any
+    other table of years none of the question's, where a table of the database covers one, at
+    ``year_prior_wide`` (``icoads_core_2005_2017`` for "weather in 2019"; 1: off)."""
+    if (config.year_prior >= 1.0 and config.year_prior_wide >= 1.0) or not c.scores.size:
         return
     years = question_years(c.question, config.year_span_max)
     if years:
         groups = dated_groups(c.art, config.family_column_overlap)
-        c.scores = dated_scores(c.scores, groups, years, config.year_prior)
+        spans = table_spans(c.art) if config.year_prior_wide < 1.0 else None
+        c.scores = dated_scores(c.scores, groups, years, config.year_prior, spans, config.year_prior_wide)
 
 
 def schema_order(c: Candidates, config: RankingConfig) -> None:

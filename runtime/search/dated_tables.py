@@ -20,9 +20,16 @@ names years (:func:`~.table_families.question_numbers`: its years, every year of
 score, if another member covers one: the question's own year then leads, and a question naming
 no year, or only years no member covers, changes nothing.
 
+A table of a period may also have a name of its own (``icoads_core_2005_2017`` beside GSOD's
+daily family ``gsod*`` of 1929 .. 2024): :class:`TableSpans` holds every table whose name or
+shard range gives years, and the database-wide prior scores those covering none of the
+question's years ``year_prior_wide`` of their score, when some table of the database covers one
+(a member of a group already scored is left to the group's prior). A table whose name gives no
+year (``stations``) never changes.
+
 The groups are read from the index's names, columns and shard ranges once per opened version
-(weak-keyed cache); per request the cost is the question's years and one comparison per member
-of a group, nothing in an index without dated groups.
+(weak-keyed cache); per request the cost is the question's years and one comparison per table
+with years, nothing in an index without them.
 
 Example:
     >>> cols = ["st_case", "state", "veh_no"]
@@ -166,14 +173,56 @@ def dated_groups(art: Any, overlap: float = SHIPPED.family_column_overlap) -> Da
     return dated_groups_of(names, {t: d.columns for t, d in art.ddl.items()}, shards, overlap)
 
 
-def year_prior(scores: np.ndarray, groups: DatedGroups, years: Set[int], prior: float) -> np.ndarray:
+class TableSpans:
+    """Every table of the index whose name or shard range gives years (indices into the index's
+    names) and the span each covers: what the database-wide year prior compares with the
+    question's years."""
+
+    def __init__(self, ids: Sequence[int], spans: Sequence[tuple[int, int]]) -> None:
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.first = np.asarray([lo for lo, _ in spans], dtype=np.int64)
+        self.last = np.asarray([hi for _, hi in spans], dtype=np.int64)
+
+    def outdated(self, years: Set[int]) -> np.ndarray:
+        """Indices of the tables covering none of ``years``, when another table covers one."""
+        if not years or not self.ids.size:
+            return np.zeros(0, dtype=np.int64)
+        wanted = np.asarray(sorted(years), dtype=np.int64)
+        covers = ((self.first[:, None] <= wanted) & (wanted <= self.last[:, None])).any(axis=1)
+        if not covers.any():
+            return np.zeros(0, dtype=np.int64)
+        return self.ids[~covers]
+
+
+@per_artifact
+def table_spans(art: Any) -> TableSpans:
+    """:class:`TableSpans` of the artifact's tables, once per opened artifact."""
+    ids, spans = [], []
+    for i, name in enumerate(art.table_names):
+        span = table_years(name, getattr(art.schema.table(name), "shards", None))
+        if span is not None:
+            ids.append(i)
+            spans.append(span)
+    return TableSpans(ids, spans)
+
+
+def year_prior(
+    scores: np.ndarray,
+    groups: DatedGroups,
+    years: Set[int],
+    prior: float,
+    spans: TableSpans | None = None,
+    wide: float = 1.0,
+) -> np.ndarray:
     """``scores`` with the members of a dated group that cover none of the question's ``years``
-    (:meth:`DatedGroups.outdated`) times ``prior`` (1: unchanged)."""
-    if prior >= 1.0 or not years:
-        return scores
-    out_ids = groups.outdated(years)
-    if not out_ids.size:
+    (:meth:`DatedGroups.outdated`) times ``prior`` (1: unchanged), and any other table of known
+    years covering none of them, where some table covers one (``spans``), times ``wide``."""
+    if (prior >= 1.0 and wide >= 1.0) or not years:
         return scores
     out = scores.copy()
-    out[out_ids] *= np.float32(prior)
-    return out
+    factor = np.ones_like(scores)
+    if spans is not None and wide < 1.0:
+        factor[spans.outdated(years)] = np.float32(wide)
+    if prior < 1.0:
+        factor[groups.outdated(years)] = np.float32(prior)
+    return out * factor

@@ -109,7 +109,11 @@ _GRIDS: dict[str, list[dict[str, Any]]] = {
     "siblings": [{"sibling_prior": p} for p in dict.fromkeys((S.sibling_prior, 1.0, 0.3, 0.7))],
     # dated tables (dated_tables.py): the score factor of a same-named table covering none of the
     # question's years when another covers one (1: off)
-    "years": [{"year_prior": p} for p in dict.fromkeys((S.year_prior, 1.0, 0.5, 0.7))],
+    "years": [
+        {"year_prior": p, "year_prior_wide": w}
+        for p in dict.fromkeys((S.year_prior, 1.0, 0.5, 0.3, 0.1))
+        for w in dict.fromkeys((S.year_prior_wide, 1.0, 0.5, 0.2, 0.1, 0.0))
+    ],
     # value mentions (value_mentions.py): a mention's best table moves to just after the first `lead`
     # places when it leads the runner-up table by `margin` of its cosine (lead None: off)
     "mentions": [

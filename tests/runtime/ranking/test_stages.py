@@ -189,5 +189,11 @@ def test_year_prior_scores_the_copies_of_other_years_lower_when_the_question_nam
     ):
         c = Candidates.start(art, np.zeros(3, dtype=np.float32), RankingRequest(question, 2))
         c.scores = scores.copy()
-        routing.year_prior(c, replace(SHIPPED, year_prior=prior))
+        routing.year_prior(c, replace(SHIPPED, year_prior=prior, year_prior_wide=1.0))
         assert c.scores.tolist() == np.array(want, dtype=np.float32).tolist(), question
+    # database-wide: person_2015 covers no 2016 while vehicle_2016 does; a group member takes the
+    # group's prior alone (vehicle_2015 at 0.5, not 0.5 x 0.25)
+    c = Candidates.start(art, np.zeros(3, dtype=np.float32), RankingRequest("vehicles in 2016", 2))
+    c.scores = scores.copy()
+    routing.year_prior(c, replace(SHIPPED, year_prior=0.5, year_prior_wide=0.25))
+    assert c.scores.tolist() == np.array([0.4, 0.9, 0.125], dtype=np.float32).tolist()

@@ -10,6 +10,7 @@ from schemarag.runtime.search.dated_tables import (
     dated_groups,
     dated_groups_of,
     question_years,
+    table_spans,
     table_years,
     year_prior,
 )
@@ -73,3 +74,25 @@ def test_groups_are_read_from_an_index_with_its_shard_ranges() -> None:
     groups = dated_groups(art)
     assert [art.table_names[i] for i in groups.outdated({2015})] == ["accident_*"]
     assert [art.table_names[i] for i in groups.outdated({2018})] == ["accident_2015"]
+
+
+def test_database_wide_a_table_of_other_years_is_outdated_only_when_another_covers_the_question() -> None:
+    names = ["icoads_core_2005_2017", "gsod_*", "stations", "wind_reports_2018"]
+    gsod = ShardRange(stem="gsod", pattern="N", first="1929", last="2024", count=96)
+    schema = {
+        "name": "noaa",
+        "tables": [
+            {"name": t, "columns": [{"name": "x"}], **({"shards": gsod.__dict__} if t == "gsod_*" else {})}
+            for t in names
+        ],
+    }
+    art = in_memory_artifact(schema, [(t, "table", None) for t in names])
+    spans = table_spans(art)
+    assert sorted(names[i] for i in spans.outdated({2019})) == ["icoads_core_2005_2017", "wind_reports_2018"]
+    assert spans.outdated({1900}).tolist() == []  # no table covers 1900: nothing is outdated
+    assert spans.outdated(set()).tolist() == []
+    scores = np.array([0.9, 0.6, 0.5, 0.4], dtype=np.float32)
+    groups = dated_groups(art)
+    got = year_prior(scores, groups, {2019}, 0.3, spans, 0.5)
+    assert got.tolist() == np.array([0.45, 0.6, 0.5, 0.2], dtype=np.float32).tolist()  # stations: no year
+    assert year_prior(scores, groups, {2019}, 0.3, spans, 1.0).tolist() == scores.tolist()  # 1: off
