@@ -175,35 +175,40 @@ def dated_groups(art: Any, overlap: float = SHIPPED.family_column_overlap) -> Da
 
 class TableSpans:
     """Every table of the index whose name or shard range gives years (indices into the index's
-    names) and the span each covers: what the database-wide year prior compares with the
-    question's years."""
+    names), the span each covers and its source database (a union's member; 0 in one
+    database): what the database-wide year prior compares with the question's years."""
 
-    def __init__(self, ids: Sequence[int], spans: Sequence[tuple[int, int]]) -> None:
+    def __init__(
+        self, ids: Sequence[int], spans: Sequence[tuple[int, int]], sources: Sequence[int] | None = None
+    ) -> None:
         self.ids = np.asarray(ids, dtype=np.int64)
         self.first = np.asarray([lo for lo, _ in spans], dtype=np.int64)
         self.last = np.asarray([hi for _, hi in spans], dtype=np.int64)
+        self.sources = np.asarray(sources if sources is not None else [0] * len(ids), dtype=np.int64)
 
     def outdated(self, years: Set[int]) -> np.ndarray:
-        """Indices of the tables covering none of ``years``, when another table covers one."""
+        """Indices of the tables covering none of ``years``, where another table of their
+        database covers one."""
         if not years or not self.ids.size:
             return np.zeros(0, dtype=np.int64)
         wanted = np.asarray(sorted(years), dtype=np.int64)
         covers = ((self.first[:, None] <= wanted) & (wanted <= self.last[:, None])).any(axis=1)
-        if not covers.any():
-            return np.zeros(0, dtype=np.int64)
-        return self.ids[~covers]
+        covered = np.zeros(int(self.sources.max()) + 1, dtype=bool)
+        covered[self.sources[covers]] = True
+        return self.ids[~covers & covered[self.sources]]
 
 
 @per_artifact
 def table_spans(art: Any) -> TableSpans:
     """:class:`TableSpans` of the artifact's tables, once per opened artifact."""
+    source_of, _ = art.table_sources
     ids, spans = [], []
     for i, name in enumerate(art.table_names):
         span = table_years(name, getattr(art.schema.table(name), "shards", None))
         if span is not None:
             ids.append(i)
             spans.append(span)
-    return TableSpans(ids, spans)
+    return TableSpans(ids, spans, [int(source_of[i]) for i in ids])
 
 
 def year_prior(
@@ -219,10 +224,9 @@ def year_prior(
     years covering none of them, where some table covers one (``spans``), times ``wide``."""
     if (prior >= 1.0 and wide >= 1.0) or not years:
         return scores
-    out = scores.copy()
     factor = np.ones_like(scores)
     if spans is not None and wide < 1.0:
         factor[spans.outdated(years)] = np.float32(wide)
-    if prior < 1.0:
+    if prior < 1.0:  # a group member takes its group's prior alone
         factor[groups.outdated(years)] = np.float32(prior)
-    return out * factor
+    return scores * factor

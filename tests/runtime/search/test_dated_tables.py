@@ -7,6 +7,7 @@ from tiny_support import in_memory_artifact
 
 from schemarag.runtime.core.schema import ShardRange
 from schemarag.runtime.search.dated_tables import (
+    TableSpans,
     dated_groups,
     dated_groups_of,
     question_years,
@@ -96,3 +97,8 @@ def test_database_wide_a_table_of_other_years_is_outdated_only_when_another_cove
     got = year_prior(scores, groups, {2019}, 0.3, spans, 0.5)
     assert got.tolist() == np.array([0.45, 0.6, 0.5, 0.2], dtype=np.float32).tolist()  # stations: no year
     assert year_prior(scores, groups, {2019}, 0.3, spans, 1.0).tolist() == scores.tolist()  # 1: off
+
+
+def test_in_a_union_only_a_table_of_the_same_database_makes_another_outdated() -> None:
+    spans = TableSpans([0, 1, 2], [(2019, 2019), (2005, 2017), (2005, 2017)], sources=[0, 0, 1])
+    assert spans.outdated({2019}).tolist() == [1]  # database 1 has no table of 2019
