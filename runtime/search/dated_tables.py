@@ -101,6 +101,13 @@ def question_years(question: str, max_span: int = SHIPPED.year_span_max) -> set[
     return {int(n) for n in numbers if YEAR.match(n)}
 
 
+def _covers(first: np.ndarray, last: np.ndarray, years: Set[int]) -> np.ndarray:
+    """Per span ``first[i] .. last[i]``, whether it covers one of ``years``: one broadcast
+    comparison (the dated groups and the database-wide spans read it alike)."""
+    wanted = np.asarray(sorted(years), dtype=np.int64)
+    return ((first[:, None] <= wanted) & (wanted <= last[:, None])).any(axis=1)
+
+
 class DatedGroups:
     """Every dated group's tables (indices of the index's names) and the years each covers, as
     flat arrays ordered by group: a request compares the question's years with all members at
@@ -122,8 +129,7 @@ class DatedGroups:
         """Indices of the members covering none of ``years`` in groups where another one does."""
         if not years or not self.ids.size:
             return np.zeros(0, dtype=np.int64)
-        wanted = np.asarray(sorted(years), dtype=np.int64)
-        covers = ((self.first[:, None] <= wanted) & (wanted <= self.last[:, None])).any(axis=1)
+        covers = _covers(self.first, self.last, years)
         covered = np.add.reduceat(covers.astype(np.int64), self.starts)
         partly = (covered > 0) & (covered < self.sizes)
         return self.ids[~covers & partly[self.group]]
@@ -191,8 +197,7 @@ class TableSpans:
         database covers one."""
         if not years or not self.ids.size:
             return np.zeros(0, dtype=np.int64)
-        wanted = np.asarray(sorted(years), dtype=np.int64)
-        covers = ((self.first[:, None] <= wanted) & (wanted <= self.last[:, None])).any(axis=1)
+        covers = _covers(self.first, self.last, years)
         covered = np.zeros(int(self.sources.max()) + 1, dtype=bool)
         covered[self.sources[covers]] = True
         return self.ids[~covers & covered[self.sources]]
