@@ -8,7 +8,9 @@ the size of the export; every value comes out as a string (or None), and headers
 canonical names case-insensitively through an alias table (:mod:`.catalog_headers`).
 
 Every read is bounded by :class:`~.limits.ImportLimits` (issue 39): decompressed bytes are counted
-as they stream (a gzip bomb stops at the limit, never inflates in memory), the header row is read
+as they stream (a gzip bomb stops at the limit, never inflates in memory; a CSV part is read from
+Arrow's own native stream and counted per block, so no Python code runs on Arrow's reader
+thread, which deadlocked or aborted the process at exit), the header row is read
 in pieces up to the line limit (never ``csv.reader`` over an unbounded line), the CSV block size
 is the line limit (a longer row is a one-line error, a shorter one always parses, however long
 its comment), rows are counted, and a compressed Parquet file is inflated to an anonymous
@@ -152,7 +154,10 @@ def _open_batches(
     )
     names = header if headerless and header is not None else first
     stream = pacsv.open_csv(
-        _Counted(path, codec, limits),
+        # a native stream: Arrow reads ahead on an IO thread of its own, and a Python file object
+        # there (the counting wrapper this used to be) deadlocks or aborts the process when a
+        # reader is dropped early or the interpreter exits mid-read; counted per batch instead
+        pa.input_stream(str(path), compression=codec),
         read_options=pacsv.ReadOptions(
             block_size=limits.line_bytes, column_names=names, skip_rows=0 if headerless else 1
         ),
@@ -161,7 +166,35 @@ def _open_batches(
             column_types={n: pa.string() for n in names}, strings_can_be_null=True
         ),
     )
-    return names, not headerless, stream
+    return names, not headerless, _CountedBatches(stream, path, limits)
+
+
+class _CountedBatches:
+    """A CSV part's record batches, raising :class:`ImportLimitError` once the text they hold
+    passes ``decompressed_bytes``: each value's bytes plus one separator per value (quotes and
+    escapes are not counted, so this never exceeds the decompressed size by more than them).
+    Counted after each block, so a bomb stops within one block (``line_bytes``) of the limit."""
+
+    def __init__(self, stream: Any, path: Path, limits: ImportLimits) -> None:
+        self._stream, self._path, self._limits, self.seen = stream, path, limits, 0
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        for batch in self._stream:
+            self.seen += batch.num_rows * batch.num_columns + sum(_value_bytes(c) for c in batch.columns)
+            if self.seen > self._limits.decompressed_bytes:
+                raise self._limits.exceeded(self._path, "decompressed_bytes", "the decompressed size")
+            yield batch
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _value_bytes(column: pa.Array) -> int:
+    """The bytes of a string column's values (its data buffer), else its whole size."""
+    buffers = column.buffers()
+    if pa.types.is_string(column.type) and len(buffers) == 3 and buffers[2] is not None:
+        return buffers[2].size
+    return column.nbytes
 
 
 def _sliced(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
