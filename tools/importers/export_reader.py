@@ -8,9 +8,8 @@ the size of the export; every value comes out as a string (or None), and headers
 canonical names case-insensitively through an alias table (:mod:`.catalog_headers`).
 
 Every read is bounded by :class:`~.limits.ImportLimits` (issue 39): decompressed bytes are counted
-as they stream (a gzip bomb stops at the limit, never inflates in memory; a CSV part is read from
-Arrow's own native stream and counted per block, so no Python code runs on Arrow's reader
-thread, which deadlocked or aborted the process at exit), the header row is read
+as they stream (a gzip bomb stops at the limit, never inflates in memory; a CSV part is counted per
+block of Arrow's native stream, :class:`_CountedBatches`), the header row is read
 in pieces up to the line limit (never ``csv.reader`` over an unbounded line), the CSV block size
 is the line limit (a longer row is a one-line error, a shorter one always parses, however long
 its comment), rows are counted, and a compressed Parquet file is inflated to an anonymous
@@ -171,9 +170,9 @@ def _open_batches(
 
 class _CountedBatches:
     """A CSV part's record batches, raising :class:`ImportLimitError` once the text they hold
-    passes ``decompressed_bytes``: each value's bytes plus one separator per value (quotes and
-    escapes are not counted, so this never exceeds the decompressed size by more than them).
-    Counted after each block, so a bomb stops within one block (``line_bytes``) of the limit."""
+    passes ``decompressed_bytes``: each value's bytes plus one separator per value, never more
+    than the decompressed text (short of it by the quotes and escapes). Counted after each block,
+    so a bomb stops within one block (``line_bytes``) of the limit."""
 
     def __init__(self, stream: Any, path: Path, limits: ImportLimits) -> None:
         self._stream, self._path, self._limits, self.seen = stream, path, limits, 0
