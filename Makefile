@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 QUESTION ?= Which accounts have unpaid invoices older than 30 days, and who is their sales rep?
 
-.PHONY: install demo test lint bench eval-bird eval-warehouse check-base-install check-distributed clean
+.PHONY: install demo test lint bench eval-bird eval-history-coded eval-warehouse check-base-install check-distributed clean
 
 install: $(VENV)/.installed
 
@@ -67,6 +67,26 @@ eval-bird: install
 	$(EVAL) --data build/bird/union_meta --union bird_union_meta --no-baselines --out $(R)/union_meta_question.json
 	$(EVAL) --data build/bird/union_nofk --union bird_union_nofk --no-baselines --out $(R)/union_nofk_question.json
 	$(EVAL) --data build/bird/union_inferred --union bird_union_inferred --no-baselines --out $(R)/union_inferred_question.json
+
+# The query-history folds (issue 38) on a stand-in for a key-less warehouse with coded names
+# (docs/query-history.md "Coded names"): BIRD with every table and column a code, the words in a
+# data dictionary, every FK removed, the gold SQL (and so the history) in codes. Per database and
+# as one 597-table union; 5 folds, SQL only, knobs leave-one-database-out. About 30 minutes.
+CODED := build/coded
+CODED_EVAL := nice $(BIN)/schemarag eval --questions $(CODED)/src/questions.json --artifacts $(CODED)/artifacts \
+  --no-baselines --budgets 5,10,20 --query-log-folds 5
+eval-history-coded: install
+	$(BIN)/python -m schemarag.tools.evaluation.coded_names --tables $(BT) $(DESC) \
+	  --questions $(BIRD)/bird_dev/dev.json --dev-only $(CODED)/src/dev_tables.json --out $(CODED)/src
+	$(IMPORT) --tables $(CODED)/src/dev_tables.json --descriptions $(CODED)/src/descriptions \
+	  --strip-foreign-keys --out $(CODED)/dev_nofk
+	$(IMPORT) --tables $(CODED)/src/tables.json --descriptions $(CODED)/src/descriptions \
+	  --strip-foreign-keys --out $(CODED)/union_nofk --union coded_union
+	nice $(BIN)/schemarag build --data $(CODED)/dev_nofk --artifacts $(CODED)/artifacts
+	nice $(BIN)/schemarag build --data $(CODED)/union_nofk --artifacts $(CODED)/artifacts
+	$(CODED_EVAL) --data $(CODED)/dev_nofk --per-db --folds-work build/folds/coded_perdb --out reports/coded/perdb.json
+	$(CODED_EVAL) --data $(CODED)/union_nofk --union coded_union --folds-work build/folds/coded_union \
+	  --out reports/coded/union.json
 
 # Warehouse retrieval evaluation (issue 25) on Spider 2.0-lite's catalog exports: every database
 # imported with `schemarag import catalog` (shards collapsed as exported), built (niced; cached

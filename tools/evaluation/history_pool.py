@@ -8,7 +8,11 @@ over the sets, each set weighing the same, of that set's own objective: the mean
 budgets (on a warehouse payload, over its nontrivial questions, as its cross-validation ranks).
 
     python -m schemarag.tools.evaluation.history_pool reports/history/union.json \\
-        reports/history/perdb.json reports/history/nofk.json reports/history/spider.json
+        reports/history/perdb.json reports/history/nofk.json reports/history/spider.json \\
+        [--leave-one-set-out]
+
+``--leave-one-set-out`` scores each set with the candidate the other sets choose, beside the
+shipped one: how a choice pooled without a set fares on it.
 """
 
 from __future__ import annotations
@@ -62,10 +66,38 @@ def pooled(payloads: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], flo
     return sorted(rows, key=lambda r: -r[1])
 
 
+def leave_one_set_out(payloads: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], float, float]]:
+    """Per set, ``(knobs chosen on the other sets, their score on it, the grid's first
+    candidate's score on it)``: whether pooling generalises to a set it never saw, as the
+    warehouses we do not see will be. The first candidate is the shipped setting (the grid lists
+    it first), so the last two values compare a choice made without the set with what ships.
+
+    >>> a = {"in_sample_per_candidate": [{"p": 0, "complete_recall": {"5": 0.9}},
+    ...                                   {"p": 1, "complete_recall": {"5": 0.8}}]}
+    >>> b = {"in_sample_per_candidate": [{"p": 0, "complete_recall": {"5": 0.5}},
+    ...                                   {"p": 1, "complete_recall": {"5": 0.7}}]}
+    >>> [(k["p"], held, first) for k, held, first in leave_one_set_out([a, b])]
+    [(1, 0.8, 0.9), (0, 0.5, 0.5)]
+    """
+    scores = [set_scores(p) for p in payloads]
+    common = [k for k in scores[0] if all(k in s for s in scores[1:])]
+    out = []
+    for i, own in enumerate(scores):
+        others = [s for j, s in enumerate(scores) if j != i]
+        best = max(common, key=lambda k: sum(s[k] for s in others))  # max keeps the first of a tie
+        out.append((dict(best), own[best], own[common[0]]))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("payloads", nargs="+", help="eval --query-log-folds --out files, one per set")
     ap.add_argument("--top", type=int, default=10, help="how many candidates to print (default 10)")
+    ap.add_argument(
+        "--leave-one-set-out",
+        action="store_true",
+        help="also score each set with the candidate the other sets choose, beside the shipped one",
+    )
     args = ap.parse_args(argv)
     payloads = [json.loads(Path(p).read_text(encoding="utf-8")) for p in args.payloads]
     rows = pooled(payloads)
@@ -74,6 +106,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for knobs, mean, per_set in rows[: args.top]:
         shown = ", ".join(f"{k.removeprefix('history_')}={v}" for k, v in knobs.items())
         print(f"{mean:.4f}  [{' '.join(f'{v:.4f}' for v in per_set)}]  {shown}")
+    if args.leave_one_set_out:
+        print(
+            "leave one set out: the set's score with the others' choice / with the shipped (first) candidate"
+        )
+        for path, (knobs, held, first) in zip(args.payloads, leave_one_set_out(payloads), strict=True):
+            shown = ", ".join(f"{k.removeprefix('history_')}={v}" for k, v in knobs.items())
+            print(f"{Path(path).stem}: {held:.4f} / {first:.4f}  {shown}")
     return 0
 
 

@@ -49,3 +49,21 @@ def test_a_tie_keeps_the_grid_order_and_only_common_candidates_count(tmp_path: P
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("pooled mean CR over 2 sets (per set: union / perdb); 2 candidates")
     assert out[1].startswith("0.9000  [0.9000 0.9000]  popularity=0.0")
+
+
+def test_leaving_a_set_out_scores_it_with_the_other_sets_choice(tmp_path: Path, capsys) -> None:
+    union = _bird({0.0: 0.90, 0.6: 0.95, 0.3: 0.93})
+    perdb = _bird({0.0: 0.97, 0.6: 0.96, 0.3: 0.975})
+    spider = _warehouse({0.0: 0.80, 0.6: 0.70, 0.3: 0.78})
+    paths = []
+    for name, payload in (("union", union), ("perdb", perdb), ("spider", spider)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(payload))
+    assert main([*map(str, paths), "--leave-one-set-out"]) == 0
+    tail = capsys.readouterr().out.splitlines()[-3:]
+    # without the union, 0.0 wins on the other two (1.77 against 1.755): the union gets 0.90
+    assert tail[0].startswith("union: 0.9000 / 0.9000  popularity=0.0")
+    # without perdb, 0.3 wins (1.71 against 1.70): perdb scores it 0.975, above the shipped 0.97
+    assert tail[1].startswith("perdb: 0.9750 / 0.9700  popularity=0.3")
+    # without spider, 0.6 wins (1.91): spider pays 0.70 against the shipped 0.80
+    assert tail[2].startswith("spider: 0.7000 / 0.8000  popularity=0.6")

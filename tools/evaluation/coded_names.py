@@ -1,0 +1,224 @@
+"""A BIRD set with coded names: a stand-in for an enterprise warehouse nobody can read.
+
+The issue's hardest target is a warehouse we never see: key-less, with cryptic names
+(``KNA1.KUNNR``), documented only in a data dictionary, whose questions join about four
+tables. No public set is like it, so this module makes one from BIRD: every table and column
+name becomes a code, the same column name the same code within a database (as an ERP repeats
+``KUNNR`` in every table that holds a customer number), and the dictionary is BIRD's
+column descriptions, renamed with them. The gold SQL is rewritten to the codes with sqlglot,
+so the usual evaluation (``import bird --strip-foreign-keys``, ``build``, ``eval
+--query-log-folds``) scores it unchanged, and a history of the rewritten SQL is a log in coded
+names, as such a warehouse's log would be.
+
+What is left to read is what an ERP's data dictionary gives: a short text per table (BIRD's
+natural table name, ``superhero``) and per column (its natural name, ``full name``), with
+BIRD's column and value descriptions where the dev set has them. No identifier a question or a
+log shows says anything: the SQL names ``AAG8.MIROI``, and an example past query matches a
+question's words on nothing but its literals (stripped by default).
+
+    python -m schemarag.tools.evaluation.coded_names --tables dev_tables.json[,train_tables.json]
+        --descriptions <bird_dev>/descriptions --questions <bird_dev>/dev.json --out DIR
+        [--dev-only DIR/dev_tables.json]
+
+writes ``DIR/tables.json`` (every database, coded), ``DIR/descriptions/<db>/<code>.csv`` (the
+dictionary), ``DIR/questions.json`` (the questions, their SQL coded) and ``DIR/codes.json`` (the
+renaming, to read results by); ``make eval-history-coded`` runs it and the evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import string
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_LETTERS = string.ascii_uppercase
+# BIRD's database_description header, which `import bird --descriptions` reads
+_DICTIONARY_HEADER = [
+    "original_column_name",
+    "column_name",
+    "column_description",
+    "data_format",
+    "value_description",
+]
+
+
+def code_for(key: str, length: int, taken: set[str], digit: bool) -> str:
+    """A code of ``length`` upper-case letters (the last a digit when ``digit``, as in ``KNA1``)
+    drawn from a hash of ``key``, unique among ``taken`` (which it joins): deterministic, so a
+    rerun writes the same set.
+
+    >>> taken = set()
+    >>> a = code_for("superhero", 4, taken, True); b = code_for("superhero", 4, taken, True)
+    >>> len(a), a[-1].isdigit(), a != b
+    (4, True, True)
+    """
+    salt = 0
+    while True:
+        raw = hashlib.sha256(f"{key}\x00{salt}".encode()).digest()
+        letters = "".join(_LETTERS[b % 26] for b in raw[:length])
+        code = letters[:-1] + str(raw[length] % 10) if digit else letters
+        if code not in taken:
+            taken.add(code)
+            return code
+        salt += 1
+
+
+@dataclass
+class Codes:
+    """One database's renaming: table and column names (lower-cased) to their codes."""
+
+    tables: dict[str, str] = field(default_factory=dict)
+    columns: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, entry: dict[str, Any]) -> Codes:
+        """Codes for a ``tables.json`` entry: tables ``XXX9``, columns five letters, one code
+        per distinct column name in the database."""
+        db = str(entry["db_id"])
+        out = cls()
+        taken_t: set[str] = set()
+        taken_c: set[str] = set()
+        for name in entry.get("table_names_original") or []:
+            out.tables.setdefault(name.lower(), code_for(f"{db}.{name.lower()}", 4, taken_t, True))
+        for _, name in entry.get("column_names_original") or []:
+            if name == "*":
+                continue
+            out.columns.setdefault(name.lower(), code_for(f"{db}..{name.lower()}", 5, taken_c, False))
+        return out
+
+
+def coded_entry(entry: dict[str, Any], codes: Codes) -> dict[str, Any]:
+    """The ``tables.json`` entry with every name a code; the natural table names stay as the
+    tables' short texts (an ERP dictionary names each table: ``KNA1`` "General Data in Customer
+    Master"), the natural column names go to the dictionary (:func:`write_dictionary`)."""
+    tables = [codes.tables[t.lower()] for t in entry.get("table_names_original") or []]
+    columns = [
+        [t, name if name == "*" else codes.columns[name.lower()]]
+        for t, name in entry.get("column_names_original") or []
+    ]
+    return {**entry, "table_names_original": tables, "column_names_original": columns,
+            "column_names": [list(c) for c in columns]}  # fmt: skip
+
+
+def coded_sql(sql: str, codes: Codes) -> str | None:
+    """``sql`` (SQLite, as BIRD writes it) with table and column names as codes; None when
+    sqlglot cannot parse it. A qualifier is renamed only when it names a table, not an alias."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except sqlglot.errors.ParseError:
+        return None
+    aliases = {a.name.lower() for a in tree.find_all(exp.TableAlias)}
+    for table in tree.find_all(exp.Table):
+        code = codes.tables.get(table.name.lower())
+        if code:
+            table.set("this", exp.to_identifier(code))
+    for column in tree.find_all(exp.Column):
+        code = codes.columns.get(column.name.lower())
+        if code:
+            column.set("this", exp.to_identifier(code))
+        qualifier = column.table.lower()
+        if qualifier and qualifier not in aliases and qualifier in codes.tables:
+            column.set("table", exp.to_identifier(codes.tables[qualifier]))
+    return tree.sql(dialect="sqlite")
+
+
+def write_dictionary(entry: dict[str, Any], source: Path | None, target: Path, codes: Codes) -> int:
+    """The database's data dictionary as BIRD ``<table>.csv`` files named by the tables' codes:
+    one row per column with its code (``original_column_name``), its short text (BIRD's
+    ``column_name``, else the natural name ``tables.json`` gives: an ERP dictionary names every
+    field) and BIRD's descriptions where ``source`` (its ``<table>.csv`` folder) has them.
+    Returns the files written."""
+    from schemarag.tools.importers.descriptions import read_description_csv
+
+    target.mkdir(parents=True, exist_ok=True)
+    bird: dict[str, dict[str, Any]] = {}
+    if source is not None and source.is_dir():
+        for path in sorted(source.glob("*.csv")):
+            rows, _ = read_description_csv(path)
+            bird[path.stem.lower()] = {r.original_column_name.strip().lower(): r for r in rows}
+    tables = entry.get("table_names_original") or []
+    natural = entry.get("column_names") or []
+    per_table: dict[int, list[list[str]]] = {}
+    for i, (t, name) in enumerate(entry.get("column_names_original") or []):
+        if name == "*" or t < 0:
+            continue
+        row = bird.get(tables[t].lower(), {}).get(name.lower())
+        short = (row.column_name if row else "") or (natural[i][1] if i < len(natural) else name)
+        per_table.setdefault(t, []).append([
+            codes.columns[name.lower()], short,
+            row.column_description if row else "", row.data_format if row else "",
+            row.value_description if row else "",
+        ])  # fmt: skip
+    for t, rows in per_table.items():
+        with open(target / f"{codes.tables[tables[t].lower()]}.csv", "w", encoding="utf-8", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(_DICTIONARY_HEADER)
+            writer.writerows(rows)
+    return len(per_table)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", required=True, help="BIRD tables.json files, comma-separated")
+    parser.add_argument("--descriptions", type=Path, help="BIRD's description folders (<db>/<table>.csv)")
+    parser.add_argument("--questions", type=Path, required=True, help="BIRD dev.json")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--dev-only",
+        type=Path,
+        help="also write the coded entries of the questions' databases here (a per-database set)",
+    )
+    args = parser.parse_args(argv)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    entries: list[dict[str, Any]] = []
+    for part in args.tables.split(","):
+        entries.extend(json.loads(Path(part).read_text(encoding="utf-8")))
+    codes = {str(e["db_id"]): Codes.of(e) for e in entries}
+    (args.out / "tables.json").write_text(
+        json.dumps([coded_entry(e, codes[str(e["db_id"])]) for e in entries]), encoding="utf-8"
+    )
+    files = 0
+    for entry in entries:
+        db = str(entry["db_id"])
+        folder = args.descriptions / db if args.descriptions else None
+        if folder is not None and (folder / "database_description").is_dir():
+            folder = folder / "database_description"
+        files += write_dictionary(entry, folder, args.out / "descriptions" / db, codes[db])
+    questions = json.loads(args.questions.read_text(encoding="utf-8"))
+    kept, dropped = [], 0
+    for q in questions:
+        sql = coded_sql(q["SQL"], codes[q["db_id"]]) if q.get("db_id") in codes else None
+        if sql is None:
+            dropped += 1
+            continue
+        kept.append({**q, "SQL": sql, "evidence": ""})  # the evidence names columns: not kept
+    (args.out / "questions.json").write_text(json.dumps(kept, indent=1), encoding="utf-8")
+    if args.dev_only:
+        asked = {q["db_id"] for q in kept}
+        coded = [coded_entry(e, codes[str(e["db_id"])]) for e in entries if e["db_id"] in asked]
+        args.dev_only.parent.mkdir(parents=True, exist_ok=True)
+        args.dev_only.write_text(json.dumps(coded), encoding="utf-8")
+    (args.out / "codes.json").write_text(
+        json.dumps({db: {"tables": c.tables, "columns": c.columns} for db, c in codes.items()}, indent=1),
+        encoding="utf-8",
+    )
+    print(
+        f"{len(entries)} database(s) coded, {files} dictionary file(s), {len(kept)} question(s) "
+        f"rewritten, {dropped} dropped (SQL sqlglot cannot parse) -> {args.out}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
