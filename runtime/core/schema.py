@@ -224,6 +224,11 @@ class Table(BaseModel):
     # dbt layer of an imported relation (marts, reports, model, seed, snapshot, intermediate,
     # staging, source): the ranking's layer prior reads it (runtime.search.layer_prior).
     layer: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    # The table's name in words where its documentation gives one the identifier does not say: a
+    # data dictionary's short text (``KNA1``: "customer master"), BIRD's natural name (``frpm``:
+    # "free and reduced-price meals"). The name boost reads it beside the name (named_tables.py).
+    # Left out of dumps when unset.
+    label: str | None = Field(default=None, max_length=200, exclude_if=lambda v: v is None)
 
     _name = field_validator("name")(check_name_text)
 

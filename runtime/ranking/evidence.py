@@ -24,7 +24,7 @@ from schemarag.runtime.artifact.reader import IndexArtifact
 from schemarag.runtime.ranking.candidates import Candidates
 from schemarag.runtime.ranking.config import RankingConfig
 from schemarag.runtime.search.layer_prior import apply_layer_prior, consumer_layer
-from schemarag.runtime.search.named_tables import named_tables
+from schemarag.runtime.search.named_tables import NameMatch, named_tables
 from schemarag.runtime.search.query_terms import query_terms
 from schemarag.runtime.search.scoring import DEFAULT_CALIBRATION, Calibration
 
@@ -71,16 +71,7 @@ def name_boost(c: Candidates, config: RankingConfig) -> None:
     wanted = config.name_boost > 0 or config.named_exempt or config.structure_slots is not None
     if not c.question or not wanted:
         return
-    c.named = named_tables(
-        c.art,
-        c.question,
-        config.name_shortened,
-        config.name_abbreviations,
-        config.name_missing,
-        config.name_extended,
-        config.name_min_prefix,
-        config.name_min_extension,
-    )
+    c.named = named_tables(c.art, c.question, NameMatch.of(config))
     if config.name_boost > 0:
         consumer = consumer_layer(c.art, config.layer_prior)
         c.scores = c.scores + np.float32(config.name_boost) * (c.named & consumer)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -150,6 +151,30 @@ def table_name_postings(art: Any) -> NamePostings:
     return NamePostings(list(art.table_names), prefixes)
 
 
+@per_artifact
+def table_label_postings(art: Any) -> NamePostings | None:
+    """The postings of the tables' labels (``Table.label``: a data dictionary's short text, a
+    natural name), None when no table has one. A label is a name in words, so it names its table
+    as the name does, in a union with its source database's words before it as the name has them
+    (``financial__trans``, label "transaction", is named as ``financial__transaction`` would be:
+    "transactions" alone names neither)."""
+    labels = [_label_of(art, t).replace(".", " ") for t in art.table_names]
+    if not any(labels):
+        return None
+    src_ids, sources = art.table_sources
+    if len(sources) > 1:
+        prefixes = [sources[i] for i in src_ids.tolist()]
+        return NamePostings(
+            [f"{p} {label}" if label else "" for p, label in zip(prefixes, labels, strict=True)], prefixes
+        )
+    return NamePostings(labels)
+
+
+def _label_of(art: Any, name: str) -> str:
+    table = art.schema.table(name)
+    return (table.label or "") if table is not None else ""
+
+
 def question_words(question: str) -> set[str]:
     """The question's stemmed words as the index tokenizes them, and the acronyms its
     capitalised names spell ("Genomic Data Commons" -> ``gdc``; :mod:`.acronyms`). A fresh set
@@ -174,28 +199,56 @@ def abbreviated(words: set[str]) -> set[str]:
     return {short for w in words for short in GENERAL.get(w, ())}
 
 
-def named_tables(
-    art: Any,
-    question: str,
-    shortened: bool = False,
-    abbreviations: bool = False,
-    missing: int = 0,
-    extended: bool = False,
-    min_prefix: int = SHIPPED.name_min_prefix,
-    min_extension: int = SHIPPED.name_min_extension,
-) -> np.ndarray:
-    """Bool per table of ``art``: the question names it (:func:`name_words`); ``shortened``:
-    also by name words it writes in full (:meth:`NamePostings.shortened`); ``abbreviations``:
-    also by the common short forms of its words (:func:`abbreviated`); ``extended``: also by
-    the glued name words its words begin (:meth:`NamePostings.extended`)."""
+@dataclass(frozen=True)
+class NameMatch:
+    """How :func:`named_tables` matches names: ``shortened``, also by name words the question
+    writes in full (:meth:`NamePostings.shortened`); ``abbreviations``, also by the common short
+    forms of its words (:func:`abbreviated`); ``missing``, words a long name may lack
+    (:meth:`NamePostings.named`); ``extended``, also by the glued name words its words begin
+    (:meth:`NamePostings.extended`); ``labels``, also by the tables' labels
+    (:func:`table_label_postings`), matched the same ways. The defaults are the plainest match;
+    the ranking uses :meth:`of` its config."""
+
+    shortened: bool = False
+    abbreviations: bool = False
+    missing: int = 0
+    extended: bool = False
+    min_prefix: int = SHIPPED.name_min_prefix
+    min_extension: int = SHIPPED.name_min_extension
+    labels: bool = SHIPPED.name_labels
+
+    @classmethod
+    def of(cls, config: Any) -> NameMatch:
+        """The match a :class:`~schemarag.runtime.ranking.config.RankingConfig` asks for."""
+        return cls(
+            config.name_shortened,
+            config.name_abbreviations,
+            config.name_missing,
+            config.name_extended,
+            config.name_min_prefix,
+            config.name_min_extension,
+            config.name_labels,
+        )
+
+
+def named_tables(art: Any, question: str, how: NameMatch = NameMatch()) -> np.ndarray:
+    """Bool per table of ``art``: the question names it (:func:`name_words`), matched as ``how``
+    says (:class:`NameMatch`)."""
     postings = table_name_postings(art)
+    label_postings = table_label_postings(art) if how.labels else None
     words = question_words(question)
     found: set[str] = set()
-    if shortened:
-        found |= postings.shortened(words, question, min_prefix)
-    if extended:
-        found |= postings.extended(words, min_prefix, min_extension)
+    for names in (postings, label_postings):
+        if names is None:
+            continue
+        if how.shortened:
+            found |= names.shortened(words, question, how.min_prefix)
+        if how.extended:
+            found |= names.extended(words, how.min_prefix, how.min_extension)
     words |= found
-    if abbreviations:
+    if how.abbreviations:
         words |= abbreviated(words)
-    return postings.named(words, missing)
+    named = postings.named(words, how.missing)
+    if label_postings is not None:
+        named |= label_postings.named(words, how.missing)
+    return named

@@ -32,6 +32,7 @@ from typing import Any
 
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table
+from schemarag.runtime.search.named_tables import name_words
 from schemarag.tools.importers.catalog import describe_column, describe_table, informative, read_catalogs
 from schemarag.tools.importers.descriptions import (
     DescriptionRow,
@@ -123,6 +124,21 @@ def _columns_per_table(
             continue
         per_table[t_idx].append((idx, str(name)))
     return per_table
+
+
+def natural_label(name: str, natural: str) -> str | None:
+    """The catalog's natural table name as the table's label when it says what the name does
+    not (``frpm``: "free and reduced-price meals", a coded ``SRX9``: "circuits"); None when it
+    only spells the name out (``user_reviews``: "user reviews"), so a schema whose names say it
+    all is imported exactly as before.
+
+    >>> natural_label("frpm", "free and reduced-price meals"), natural_label("user_reviews", "user reviews")
+    ('free and reduced-price meals', None)
+    """
+    natural = " ".join(natural.split())[:200]
+    if not informative(name, natural) or name_words(natural.replace(".", " ")) == name_words(name):
+        return None
+    return natural
 
 
 def _make_column(
@@ -246,6 +262,7 @@ def build_database(
                 description=describe_table(db_id, table_name, natural),
                 columns=built,
                 row_count=tmeta.row_count,
+                label=natural_label(table_name, natural),
             )
         )
     _apply_foreign_keys(db_id, entry, by_index, source, warnings)

@@ -9,6 +9,7 @@ from ranking_support import rank_with
 from tiny_support import in_memory_artifact
 
 from schemarag.runtime.search.named_tables import (
+    NameMatch,
     NamePostings,
     abbreviated,
     name_words,
@@ -168,4 +169,63 @@ def test_a_question_word_names_the_glued_name_word_it_begins_when_asked() -> Non
     )
     q = "average speed of bike trips"
     assert named_tables(art, q).tolist() == [False, True]
-    assert named_tables(art, q, extended=True).tolist() == [True, True]
+    assert named_tables(art, q, NameMatch(extended=True)).tolist() == [True, True]
+
+
+CODED: dict[str, Any] = {
+    "name": "erp",
+    "tables": [
+        {"name": "KNA1", "label": "customer master", "columns": [{"name": "KUNNR"}]},
+        {"name": "VBAK", "label": "sales document header", "columns": [{"name": "VBELN"}, {"name": "KUNNR"}]},
+        {"name": "MARA", "columns": [{"name": "MATNR"}]},
+    ],
+}
+
+
+def test_a_label_names_its_table_as_its_name_would() -> None:
+    art = in_memory_artifact(CODED, [(t["name"], "table", None) for t in CODED["tables"]])
+    question = "which customer master records have a sales document header from 2024?"
+    named = named_tables(art, question)
+    assert [art.table_names[i] for i in np.flatnonzero(named)] == ["KNA1", "VBAK"]
+    assert not named_tables(art, question, NameMatch(labels=False)).any()  # the codes name nothing
+    # every content word of the label, as for a name: "customer" alone names no table
+    assert not named_tables(art, "how many customers?").any()
+    # the question's words still name a table by its own name beside the labels
+    assert [art.table_names[i] for i in np.flatnonzero(named_tables(art, "mara rows"))] == ["MARA"]
+
+
+def test_the_name_boost_lifts_a_labelled_table_into_the_budget() -> None:
+    art = in_memory_artifact(CODED, [(t["name"], "table", None) for t in CODED["tables"]])
+    scores = np.array([0.2, 0.3, 0.5], dtype=np.float32)  # the unlabelled MARA leads on evidence
+    kw: dict[str, Any] = {"budget": 1, "fk_expand": False, "family_slots": None, "schema_hedge": None}
+    question = "list every customer master row"
+    assert rank_with(art, scores, question=question, name_labels=False, **kw).tables == ["MARA"]
+    assert rank_with(art, scores, question=question, **kw).tables == ["KNA1"]
+
+
+def test_in_a_union_a_label_needs_its_databases_words_as_the_name_does() -> None:
+    union: dict[str, Any] = {
+        "name": "u",
+        "tables": [
+            {"name": "shop__transactions", "database": "shop", "columns": [{"name": "id"}]},
+            {"name": "bank__trans", "database": "bank", "label": "transaction", "columns": [{"name": "id"}]},
+            {
+                "name": "bank__KNA1",
+                "database": "bank",
+                "label": "customer master data",
+                "columns": [{"name": "id"}],
+            },
+        ],
+    }
+    art = in_memory_artifact(union, [(t["name"], "table", None) for t in union["tables"]])
+
+    def named(question: str) -> list[str]:  # one word may be missing, as the ranking asks (name_missing)
+        return [art.table_names[i] for i in np.flatnonzero(named_tables(art, question, NameMatch(missing=1)))]
+
+    # one word of its own: the name needs "shop", the label needs "bank"
+    assert named("average price of the transactions in euro") == []
+    assert named("the bank transactions in euro") == ["bank__trans"]
+    assert named("the shop transactions in euro") == ["shop__transactions"]
+    # three words of its own may lack one, as a name's: here the database's
+    assert named("every customer master data row") == ["bank__KNA1"]
+    assert named("every customer master row") == []  # two of its own three and not "bank"

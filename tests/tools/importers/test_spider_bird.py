@@ -47,6 +47,17 @@ def test_import_loads_with_the_schema_loader(imported) -> None:
     assert ym.column("CustomerID").foreign_key.table == "customers"
 
 
+def test_a_natural_name_that_says_more_than_the_name_becomes_the_tables_label(imported) -> None:
+    _, db, _ = imported
+    labels = {t.name: t.label for t in db.tables}
+    # "year and month" says more than the glued name does
+    assert labels["yearmonth"] == "year and month"
+    # the others only spell the name out ("gas stations", "transactions" for transactions_1k): the
+    # name matching reads those already, and the schema stays as it was imported before labels
+    assert labels == {"yearmonth": "year and month", "customers": None, "gasstations": None,
+                      "products": None, "transactions_1k": None}  # fmt: skip
+
+
 def test_cp1252_missing_file_and_unknown_column_are_warnings(imported) -> None:
     report, db, _ = imported
     assert db.table("customers").column("CustomerID").description == "the customer’s identification"
