@@ -98,3 +98,13 @@ def test_sql_derived_columns_match_the_warehouse(both):
 def test_manifest_without_catalog_says_how_to_get_columns(tmp_path):
     report = import_dbt(PROJECT, tmp_path, manifest=TARGET / "manifest.json")
     assert any("pass --catalog target/catalog.json" in w for w in report.warnings)
+
+
+def test_dbts_own_name_becomes_the_label_where_the_warehouse_name_says_other_words(both):
+    for _, db in both:  # manifest mode and project mode agree
+        labels = {t.name: t.label for t in db.tables if t.label}
+        # the source table `products` is read from its identifier product_catalog_v2
+        assert labels.get("raw.product_catalog_v2") == "products"
+        # an alias that only drops decoration (fct_orders -> orders) or repeats the name gets none
+        assert db.table("analytics_marts.orders").label is None
+        assert db.table("analytics_marts.customers").label is None

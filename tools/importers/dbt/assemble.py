@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 
 from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table, control_character
+from schemarag.runtime.search.named_tables import name_words
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec
 
 log = logging.getLogger(__name__)
@@ -201,11 +202,30 @@ def to_database(
                 description=" ".join(rel.description.split()),
                 columns=columns,
                 layer=rel.layer or None,
+                label=relation_label(rel),
             )
         )
     if not tables:
         raise_empty(name, warnings)
     return Database(name=name, description=description, dialect=dialect, tables=tables)
+
+
+def relation_label(rel: RelationSpec) -> str | None:
+    """dbt's own name for the relation as its label (``Table.label``) when the warehouse name
+    says other words: a source table ``products`` read from ``product_catalog_v2``, a model
+    ``customers`` built as ``dim_cust_v2``, so a question naming it as the project does names
+    the table. None when the names agree (``fct_orders`` built as ``orders``: decoration only).
+
+    >>> relation_label(RelationSpec(name="shop.product_catalog_v2", kind="source", node="shop.products"))
+    'products'
+    >>> relation_label(RelationSpec(name="marts.orders", kind="model", node="fct_orders")) is None
+    True
+    """
+    own = rel.node.rpartition(".")[2]
+    words = name_words(own)
+    if not words or words == name_words(rel.name):
+        return None
+    return " ".join(own.replace("_", " ").split())[:200]
 
 
 def raise_empty(name: str, warnings: list[str]) -> None:
