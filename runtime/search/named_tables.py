@@ -151,6 +151,18 @@ def table_name_postings(art: Any) -> NamePostings:
     return NamePostings(list(art.table_names), prefixes)
 
 
+def label_words(label: str) -> frozenset[str]:
+    """A label's content words as a name's (:func:`name_words`): a label is words, so a ``.`` in
+    it ("Dept. of Revenue") is no schema qualifier."""
+    return name_words(label.replace(".", " "))
+
+
+def says_more(label: str, name: str) -> bool:
+    """Whether ``label`` names other words than the identifier ``name`` does: the importers give
+    a table a label only then, so a schema whose names say it all imports as before."""
+    return label_words(label) != name_words(name)
+
+
 @per_artifact
 def table_label_postings(art: Any) -> NamePostings | None:
     """The postings of the tables' labels (``Table.label``: a data dictionary's short text, a

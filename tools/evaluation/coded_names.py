@@ -132,20 +132,20 @@ def coded_sql(sql: str, codes: Codes) -> str | None:
     return tree.sql(dialect="sqlite")
 
 
-def write_dictionary(entry: dict[str, Any], source: Path | None, target: Path, codes: Codes) -> int:
+def write_dictionary(entry: dict[str, Any], files: dict[str, Path] | None, target: Path, codes: Codes) -> int:
     """The database's data dictionary as BIRD ``<table>.csv`` files named by the tables' codes:
     one row per column with its code (``original_column_name``), its short text (BIRD's
     ``column_name``, else the natural name ``tables.json`` gives: an ERP dictionary names every
-    field) and BIRD's descriptions where ``source`` (its ``<table>.csv`` folder) has them.
+    field) and BIRD's descriptions where ``files`` (the database's description CSVs by table,
+    :func:`~schemarag.tools.importers.descriptions.find_description_files`) have them.
     Returns the files written."""
     from schemarag.tools.importers.descriptions import read_description_csv
 
     target.mkdir(parents=True, exist_ok=True)
     bird: dict[str, dict[str, Any]] = {}
-    if source is not None and source.is_dir():
-        for path in sorted(source.glob("*.csv")):
-            rows, _ = read_description_csv(path)
-            bird[path.stem.lower()] = {r.original_column_name.strip().lower(): r for r in rows}
+    for table, path in (files or {}).items():
+        rows, _ = read_description_csv(path)
+        bird[table] = {r.original_column_name.strip().lower(): r for r in rows}
     tables = entry.get("table_names_original") or []
     natural = entry.get("column_names") or []
     per_table: dict[int, list[list[str]]] = {}
@@ -184,17 +184,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     entries: list[dict[str, Any]] = []
     for part in args.tables.split(","):
         entries.extend(json.loads(Path(part).read_text(encoding="utf-8")))
+    from schemarag.tools.importers.descriptions import find_description_files
+
     codes = {str(e["db_id"]): Codes.of(e) for e in entries}
-    (args.out / "tables.json").write_text(
-        json.dumps([coded_entry(e, codes[str(e["db_id"])]) for e in entries]), encoding="utf-8"
-    )
+    coded = [coded_entry(e, codes[str(e["db_id"])]) for e in entries]
+    (args.out / "tables.json").write_text(json.dumps(coded), encoding="utf-8")
     files = 0
     for entry in entries:
         db = str(entry["db_id"])
-        folder = args.descriptions / db if args.descriptions else None
-        if folder is not None and (folder / "database_description").is_dir():
-            folder = folder / "database_description"
-        files += write_dictionary(entry, folder, args.out / "descriptions" / db, codes[db])
+        found = find_description_files(args.descriptions, db) if args.descriptions else None
+        files += write_dictionary(entry, found, args.out / "descriptions" / db, codes[db])
     questions = json.loads(args.questions.read_text(encoding="utf-8"))
     kept, dropped = [], 0
     for q in questions:
@@ -206,9 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     (args.out / "questions.json").write_text(json.dumps(kept, indent=1), encoding="utf-8")
     if args.dev_only:
         asked = {q["db_id"] for q in kept}
-        coded = [coded_entry(e, codes[str(e["db_id"])]) for e in entries if e["db_id"] in asked]
         args.dev_only.parent.mkdir(parents=True, exist_ok=True)
-        args.dev_only.write_text(json.dumps(coded), encoding="utf-8")
+        args.dev_only.write_text(json.dumps([c for c in coded if c["db_id"] in asked]), encoding="utf-8")
     (args.out / "codes.json").write_text(
         json.dumps({db: {"tables": c.tables, "columns": c.columns} for db, c in codes.items()}, indent=1),
         encoding="utf-8",

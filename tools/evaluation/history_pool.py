@@ -61,9 +61,14 @@ def pooled(payloads: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], flo
     Ties keep the grid's order (the first payload's), so the shipped setting, listed first,
     wins a tie."""
     scores = [set_scores(p) for p in payloads]
-    common = [k for k in scores[0] if all(k in s for s in scores[1:])]
+    common = _common(scores)
     rows = [(dict(k), sum(s[k] for s in scores) / len(scores), [s[k] for s in scores]) for k in common]
     return sorted(rows, key=lambda r: -r[1])
+
+
+def _common(scores: Sequence[dict[tuple, float]]) -> list[tuple]:
+    """The candidates every set scored, in the first set's (the grid's) order."""
+    return [k for k in scores[0] if all(k in s for s in scores[1:])]
 
 
 def leave_one_set_out(payloads: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], float, float]]:
@@ -80,7 +85,7 @@ def leave_one_set_out(payloads: Sequence[dict[str, Any]]) -> list[tuple[dict[str
     [(1, 0.8, 0.9), (0, 0.5, 0.5)]
     """
     scores = [set_scores(p) for p in payloads]
-    common = [k for k in scores[0] if all(k in s for s in scores[1:])]
+    common = _common(scores)
     out = []
     for i, own in enumerate(scores):
         others = [s for j, s in enumerate(scores) if j != i]

@@ -32,7 +32,7 @@ from typing import Any
 
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table
-from schemarag.runtime.search.named_tables import name_words
+from schemarag.runtime.search.named_tables import says_more
 from schemarag.tools.importers.catalog import describe_column, describe_table, informative, read_catalogs
 from schemarag.tools.importers.descriptions import (
     DescriptionRow,
@@ -136,7 +136,7 @@ def natural_label(name: str, natural: str) -> str | None:
     ('free and reduced-price meals', None)
     """
     natural = " ".join(natural.split())[:200]
-    if not informative(name, natural) or name_words(natural.replace(".", " ")) == name_words(name):
+    if not informative(name, natural) or not says_more(natural, name):
         return None
     return natural
 
