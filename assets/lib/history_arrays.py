@@ -11,7 +11,10 @@ The build only counts: :func:`build_history_arrays` turns those rows into
 * example chunks: question + SQL where the log had a question, else the SQL with the tables it
   reads, each with its tables as a CSR list, and their BM25 index (the chunks' tokenizer and
   layout, a vocabulary of their own so a logged question's words count too), which example
-  evidence scores a question against (:mod:`schemarag.runtime.ranking.history`).
+  evidence scores a question against (:mod:`schemarag.runtime.ranking.history`). An example is
+  indexed with the words the schema's documentation has for the coded names it reads
+  (:class:`DocWords`): in a warehouse of codes (``KNA1.KUNNR``) the SQL shares no word with a
+  question, the dictionary does. Those words are indexed, never shown.
 
 Tables are row numbers of ``tables.parquet`` (the schema's table order), columns positions in
 their table's column list, so the runtime memory-maps plain integer arrays and parses nothing
@@ -60,8 +63,13 @@ from schemarag.runtime.core.schema import Database
 from schemarag.runtime.core.text_tokens import tokenize
 
 # Bump when the arrays computed from the same history and schema change (it is part of the key).
-# 2: the examples' BM25 index (history_example_term_*).
-HISTORY_ARRAYS_VERSION = 2
+# 2: the examples' BM25 index (history_example_term_*). 3: examples indexed with the doc words of
+# the coded names they read.
+HISTORY_ARRAYS_VERSION = 3
+# Of each description an example's tables and columns carry, the first DOC_WORDS tokens are
+# indexed with it (its opening says what the thing is; a long description's tail says how it
+# is loaded, and would let every example that reads a documented table match any question).
+DOC_WORDS = 16
 # A statement reading more tables than this adds no co-usage pairs (a generated union of dozens
 # of tables says little about which go together, and would add n^2/2 pairs); its tables, joins,
 # columns and example still count.
@@ -128,6 +136,58 @@ def _example_text(question: str | None, sql: str, tables: list[str]) -> str:
     return f"-- tables: {', '.join(tables)}\n{sql}"
 
 
+class DocWords:
+    """The words the schema's documentation has for a table or a column whose name is a code,
+    each looked up once: an example is indexed with those of the tables it reads and the columns
+    it uses, so a question in the dictionary's words finds the past query that read the coded
+    tables it means.
+
+    A name that shares a word with its documentation (``trip_start`` "Start time of the trip")
+    already brings its words with the SQL, and adds nothing: the words stand in for codes only
+    (``KUNNR`` "Customer number", ``A11`` "average salary"). A table's label is always added (an
+    importer sets one only where it says more than the name); of a description, its opening.
+
+    >>> from schemarag.runtime.core.schema import parse_schema
+    >>> db = parse_schema({"name": "s", "tables": [{"name": "KNA1", "label": "customer master",
+    ...     "columns": [{"name": "KUNNR", "description": "Customer number"}, {"name": "LAND1"},
+    ...                 {"name": "city_name", "description": "Name of the city"}]}]})
+    >>> DocWords(db).of([0], [(0, 0), (0, 1), (0, 2)])
+    ['custom', 'master', 'number']
+    """
+
+    def __init__(self, database: Database, limit: int = DOC_WORDS) -> None:
+        self.database = database
+        self.limit = limit
+        self._tables: dict[int, list[str]] = {}
+        self._columns: dict[tuple[int, int], list[str]] = {}
+
+    def _for_code(self, name: str, text: str) -> list[str]:
+        """The opening of ``text`` when ``name`` shares no word with it, else nothing. Only a
+        bounded prefix is tokenized, so a huge description costs what a short one does."""
+        words = tokenize(text[: self.limit * 24])[: self.limit]
+        return [] if set(tokenize(name)) & set(words) else words
+
+    def table(self, t: int) -> list[str]:
+        hit = self._tables.get(t)
+        if hit is None:
+            table = self.database.tables[t]
+            label = tokenize(table.label or "")
+            hit = self._tables[t] = label + self._for_code(table.name, table.description)
+        return hit
+
+    def column(self, t: int, c: int) -> list[str]:
+        hit = self._columns.get((t, c))
+        if hit is None:
+            column = self.database.tables[t].columns[c]
+            hit = self._columns[(t, c)] = self._for_code(column.name, column.description)
+        return hit
+
+    def of(self, tables: list[int], columns: Any) -> list[str]:
+        """The distinct doc words of ``tables`` and ``columns`` ((table, column) positions)."""
+        parts = [self.table(t) for t in tables] + [self.column(t, c) for t, c in sorted(columns)]
+        return list(dict.fromkeys(itertools.chain.from_iterable(parts)))
+
+
 def _sorted_rows(counts: dict[tuple[int, ...], list[int]], width: int) -> np.ndarray:
     """``{index tuple: [runs, statements]}`` as an int64 matrix sorted by the index columns."""
     if not counts:
@@ -135,11 +195,13 @@ def _sorted_rows(counts: dict[tuple[int, ...], list[int]], width: int) -> np.nda
     return np.array([[*k, *v] for k, v in sorted(counts.items())], dtype=np.int64).reshape(-1, width)
 
 
-def example_bm25(texts: list[str]) -> BM25Arrays:
+def example_bm25(texts: list[str], doc_words: list[list[str]] | None = None) -> BM25Arrays:
     """The BM25 index of the example chunks' ``texts`` (what example evidence matches a question
-    against): the chunks' tokenizer and weights, over the examples alone, so a term every logged
-    statement shares (``select``, a hub table's name) weighs little and a rare one much."""
-    return build_bm25([tokenize(t) for t in texts])
+    against), each with its ``doc_words`` (:class:`DocWords`) when given: the chunks' tokenizer
+    and weights, over the examples alone, so a term every logged statement shares (``select``, a
+    hub table's name) weighs little and a rare one much."""
+    extra = doc_words if doc_words is not None else [[] for _ in texts]
+    return build_bm25([tokenize(t) + words for t, words in zip(texts, extra, strict=True)])
 
 
 class HistoryCounter:
@@ -155,6 +217,8 @@ class HistoryCounter:
         self.joins: dict[tuple[int, ...], list[int]] = {}
         self.columns: dict[tuple[int, ...], list[int]] = {}
         self.examples: dict[str, list[Any]] = {c: [] for c in HISTORY_EXAMPLE_COLUMNS}
+        self.doc_words = DocWords(database)
+        self.example_doc_words: list[list[str]] = []
         self.indptr = [0]
         self.example_tables: list[int] = []
         self.rows = self.runs = self.no_table = self.wide = 0
@@ -226,6 +290,7 @@ class HistoryCounter:
         values = (ident, question, sql, names, runs, _example_text(question, sql, names))
         for name, value in zip(HISTORY_EXAMPLE_COLUMNS, values, strict=True):
             self.examples[name].append(value)
+        self.example_doc_words.append(self.doc_words.of(tables, used))
         self.example_tables.extend(tables)
         self.indptr.append(len(self.example_tables))
 
@@ -246,7 +311,7 @@ class HistoryCounter:
             example_indptr=np.array(self.indptr, dtype=np.int64),
             example_tables=np.array(self.example_tables, dtype=np.int32),
             examples=self.examples,
-            example_terms=example_bm25(self.examples["text"]),
+            example_terms=example_bm25(self.examples["text"], self.example_doc_words),
             summary={
                 "rows": self.rows,
                 "runs": self.runs,

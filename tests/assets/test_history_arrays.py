@@ -212,3 +212,75 @@ def test_the_examples_bm25_index_round_trips_and_a_version_without_it_scores_not
     )
     with pytest.raises(ArtifactError, match="lacks history_example_term_indptr"):
         read_history(folder, one_missing, widths)
+
+
+CODED = {
+    "name": "erp",
+    "tables": [
+        {
+            "name": "KNA1",
+            "label": "customer master",
+            "columns": [
+                {"name": "KUNNR", "description": "Customer number"},
+                {"name": "ORT01", "description": "City where the customer is located " + "filler " * 500},
+            ],
+        },
+        {
+            "name": "VBAK",
+            "description": "Sales document header",
+            "columns": [
+                {"name": "VBELN", "description": "Sales document number"},
+                {"name": "KUNNR", "description": "Sold-to party"},
+            ],
+        },
+        {"name": "T005", "columns": [{"name": "LAND1", "description": "Country key"}]},
+    ],
+}
+
+
+def test_an_example_is_found_by_the_dictionarys_words_for_what_it_reads_never_shown() -> None:
+    """Coded names: the SQL shares no word with the question; the labels and descriptions of
+    the tables it reads and the columns it uses do, and are indexed (not stored in its text)."""
+    from schemarag.runtime.core.bm25 import score
+    from schemarag.runtime.core.text_tokens import tokenize
+
+    counter = HistoryCounter(parse_schema(CODED))
+    sql = "SELECT k.ORT01, count(*) FROM VBAK v JOIN KNA1 k ON k.KUNNR = v.KUNNR GROUP BY 1"
+    counter.add(
+        {
+            "sql": sql,
+            "count": 1,
+            "tables": ["VBAK", "KNA1"],
+            "columns": [
+                {"table": "KNA1", "column": "ORT01"},
+                {"table": "KNA1", "column": "KUNNR"},
+                {"table": "VBAK", "column": "KUNNR"},
+            ],
+        }
+    )
+    counter.add(
+        {
+            "sql": "SELECT LAND1 FROM T005",
+            "count": 1,
+            "tables": ["T005"],
+            "columns": [{"table": "T005", "column": "LAND1"}],
+        }
+    )
+    arrays = counter.finish()
+    terms = arrays.example_terms
+    assert terms is not None
+    ids = [terms.vocab[t] for t in tokenize("sales orders per customer city") if t in terms.vocab]
+    scores = score(terms.indptr, terms.indices, terms.data, 2, ids)
+    assert scores[0] > 0 and scores[1] == 0, "the dictionary's words find the query that read them"
+    assert "custom" not in tokenize(arrays.examples["text"][0]), "the words are indexed, never shown"
+    assert arrays.examples["text"][0].endswith(sql)
+
+
+def test_doc_words_take_the_opening_of_a_long_description_only() -> None:
+    from schemarag.assets.lib.history_arrays import DOC_WORDS, DocWords
+
+    words = DocWords(parse_schema(CODED))
+    assert words.column(0, 1) == ["citi", "custom", "locat"] + ["filler"] * (DOC_WORDS - 3)
+    assert words.table(0) == ["custom", "master"] and words.table(1) == ["sale", "document", "header"]
+    assert words.of([0], [(0, 1)]) == ["custom", "master", "citi", "locat", "filler"], "distinct"
+    assert words.of([2], [(2, 0)]) == ["countri", "key"], "a table with no label or description adds none"

@@ -22,6 +22,7 @@ from schemarag.runtime.artifact.format import (
 from schemarag.runtime.core.embedding.embedder import Embedder
 from schemarag.runtime.core.paths import docs_dir, history_dir, schema_path
 from schemarag.runtime.core.schema import load_schema
+from schemarag.runtime.search.history_signals import example_scores
 from schemarag.runtime.search.retriever import Retriever
 from schemarag.tools.importers.query_log import import_queries
 
@@ -152,3 +153,64 @@ def test_history_is_built_mapped_and_keyed_only_when_present(data_copy: Path, bu
     (back,) = build(data_copy)
     assert back.ok and back.key == plain.key and not back.built
     assert _files(root / back.key) == plain_files
+
+
+CODED_ERP = {
+    "name": "erp",
+    "dialect": "postgres",
+    "tables": [
+        {
+            "name": "KNA1",
+            "label": "customer master",
+            "columns": [
+                {"name": "KUNNR", "description": "Customer number"},
+                {"name": "ORT01", "description": "City of the customer"},
+            ],
+        },
+        {
+            "name": "VBAK",
+            "description": "Sales document header",
+            "columns": [
+                {"name": "VBELN", "description": "Sales document number"},
+                {"name": "KUNNR", "description": "Sold-to party"},
+            ],
+        },
+        {
+            "name": "VBAP",
+            "description": "Sales document item",
+            "columns": [
+                {"name": "VBELN", "description": "Sales document number"},
+                {"name": "NETWR", "description": "Net value of the item"},
+            ],
+        },
+        {"name": "T005", "columns": [{"name": "LAND1", "description": "Country key"}]},
+    ],
+}
+
+
+def test_a_coded_warehouses_examples_are_indexed_with_its_dictionarys_words(build, tmp_path: Path) -> None:
+    """SQL-only history over coded names: the built version's example index holds the words the
+    schema documents for what each statement reads, so a question in those words finds the
+    statement that joined the coded tables; the example shown is still the SQL alone."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "erp.json").write_text(json.dumps(CODED_ERP))
+    log = tmp_path / "erp.jsonl"
+    joined = (
+        "SELECT k.ORT01, sum(p.NETWR) FROM VBAP p JOIN VBAK h ON h.VBELN = p.VBELN "
+        "JOIN KNA1 k ON k.KUNNR = h.KUNNR GROUP BY k.ORT01"
+    )
+    log.write_text("".join(json.dumps({"sql": s}) + "\n" for s in (joined, "SELECT LAND1 FROM T005")))
+    import_queries([str(log)], db="erp", data=data)
+    (report,) = build(data, ("erp",))
+    assert report.ok and report.built
+    retriever = Retriever.open("erp", artifacts=build.artifacts)
+    art = retriever.artifact
+    scores = example_scores(art, "Net value of sales by city of the customer")
+    assert scores[0] > 0 and scores[1] == 0, "the dictionary's words find the statement that joined them"
+    assert sorted(art.table_names[i] for i in art.history.example_table_indices(0)) == [
+        "KNA1",
+        "VBAK",
+        "VBAP",
+    ]
+    assert "city" not in art.history.examples["text"][0].lower(), "indexed, never shown"
