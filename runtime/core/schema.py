@@ -203,6 +203,10 @@ class ShardRange(BaseModel):
         return width <= len(self.first) and self.first[:width] <= part <= self.last[:width]
 
 
+# The longest Table.label: a name in words, not a description (importers cut theirs to it).
+LABEL_MAX_CHARS = 200
+
+
 class Table(BaseModel):
     """One table with its columns, in schema order."""
 
@@ -228,7 +232,7 @@ class Table(BaseModel):
     # data dictionary's short text (``KNA1``: "customer master"), BIRD's natural name (``frpm``:
     # "free and reduced-price meals"). The name boost reads it beside the name (named_tables.py).
     # Left out of dumps when unset.
-    label: str | None = Field(default=None, max_length=200, exclude_if=lambda v: v is None)
+    label: str | None = Field(default=None, max_length=LABEL_MAX_CHARS, exclude_if=lambda v: v is None)
 
     _name = field_validator("name")(check_name_text)
 

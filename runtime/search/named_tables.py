@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from schemarag.runtime.core.schema import LABEL_MAX_CHARS
 from schemarag.runtime.core.text_tokens import adjacent_word_pairs, tokenize
 from schemarag.runtime.ranking.config import SHIPPED
 from schemarag.runtime.search.abbreviations import GENERAL
@@ -161,6 +162,18 @@ def says_more(label: str, name: str) -> bool:
     """Whether ``label`` names other words than the identifier ``name`` does: the importers give
     a table a label only then, so a schema whose names say it all imports as before."""
     return label_words(label) != name_words(name)
+
+
+def label_for(name: str, text: str) -> str | None:
+    """``text`` (whitespace collapsed, cut to :data:`~schemarag.runtime.core.schema.LABEL_MAX_CHARS`)
+    as the label of the table ``name`` when it :func:`says_more` than the name, else None: the
+    one rule every importer gives a table its label by.
+
+    >>> label_for("frpm", "free and  reduced-price meals"), label_for("user_reviews", "user reviews")
+    ('free and reduced-price meals', None)
+    """
+    text = " ".join(text.split())[:LABEL_MAX_CHARS]
+    return text if says_more(text, name) else None
 
 
 @per_artifact

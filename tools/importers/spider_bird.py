@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.core.errors import ImportFormatError
-from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table
-from schemarag.runtime.search.named_tables import says_more
+from schemarag.runtime.core.schema import LABEL_MAX_CHARS, Column, Database, ForeignKey, Table
+from schemarag.runtime.search.named_tables import label_for
 from schemarag.tools.importers.catalog import describe_column, describe_table, informative, read_catalogs
 from schemarag.tools.importers.descriptions import (
     DescriptionRow,
@@ -135,10 +135,8 @@ def natural_label(name: str, natural: str) -> str | None:
     >>> natural_label("frpm", "free and reduced-price meals"), natural_label("user_reviews", "user reviews")
     ('free and reduced-price meals', None)
     """
-    natural = " ".join(natural.split())[:200]
-    if not informative(name, natural) or not says_more(natural, name):
-        return None
-    return natural
+    natural = " ".join(natural.split())[:LABEL_MAX_CHARS]
+    return label_for(name, natural) if informative(name, natural) else None
 
 
 def _make_column(

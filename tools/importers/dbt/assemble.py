@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 
 from schemarag.runtime.core.schema import Column, Database, ForeignKey, Table, control_character
-from schemarag.runtime.search.named_tables import name_words, says_more
+from schemarag.runtime.search.named_tables import label_for, name_words
 from schemarag.tools.importers.dbt.specs import ColumnSpec, RelationSpec
 
 log = logging.getLogger(__name__)
@@ -222,9 +222,7 @@ def relation_label(rel: RelationSpec) -> str | None:
     True
     """
     own = rel.node.rpartition(".")[2]
-    if not name_words(own) or not says_more(own, rel.name):
-        return None
-    return " ".join(own.replace("_", " ").split())[:200]
+    return label_for(rel.name, own.replace("_", " ")) if name_words(own) else None
 
 
 def raise_empty(name: str, warnings: list[str]) -> None:
