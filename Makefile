@@ -71,9 +71,11 @@ eval-bird: install
 # The query-history folds (issue 38) on a stand-in for a key-less warehouse with coded names
 # (docs/query-history.md "Coded names"): BIRD with every table and column a code, the words in a
 # data dictionary, every FK removed, the gold SQL (and so the history) in codes. Per database and
-# as one 597-table union; 5 folds, SQL only, knobs leave-one-database-out. About 30 minutes.
+# as one 597-table union, and per database as a warehouse exports them (INFORMATION_SCHEMA with
+# comments: the dictionary's table names as short table comments) through `import catalog`; 5 folds, SQL only, knobs
+# leave-one-database-out. About 45 minutes.
 CODED := build/coded
-CODED_EVAL := nice $(BIN)/schemarag eval --questions $(CODED)/src/questions.json --artifacts $(CODED)/artifacts \
+CODED_EVAL := nice $(BIN)/schemarag eval --questions $(CODED)/src/questions.json \
   --no-baselines --budgets 5,10,20 --query-log-folds 5
 eval-history-coded: install
 	$(BIN)/python -m schemarag.tools.evaluation.coded_names --tables $(BT) $(DESC) \
@@ -84,9 +86,15 @@ eval-history-coded: install
 	  --strip-foreign-keys --out $(CODED)/union_nofk --union coded_union
 	nice $(BIN)/schemarag build --data $(CODED)/dev_nofk --artifacts $(CODED)/artifacts
 	nice $(BIN)/schemarag build --data $(CODED)/union_nofk --artifacts $(CODED)/artifacts
-	$(CODED_EVAL) --data $(CODED)/dev_nofk --per-db --folds-work build/folds/coded_perdb --out reports/coded/perdb.json
-	$(CODED_EVAL) --data $(CODED)/union_nofk --union coded_union --folds-work build/folds/coded_union \
+	$(CODED_EVAL) --artifacts $(CODED)/artifacts --data $(CODED)/dev_nofk --per-db --folds-work build/folds/coded_perdb --out reports/coded/perdb.json
+	$(CODED_EVAL) --artifacts $(CODED)/artifacts --data $(CODED)/union_nofk --union coded_union --folds-work build/folds/coded_union \
 	  --out reports/coded/union.json
+	$(BIN)/python -m schemarag.tools.evaluation.catalog_of --data $(CODED)/dev_nofk --out $(CODED)/catalog_export
+	for d in $(CODED)/catalog_export/*/; do $(BIN)/schemarag import catalog -q --columns $$d/columns.csv \
+	  --tables $$d/tables.csv --database $$(basename $$d) --dialect sqlite --out $(CODED)/catalog || exit 1; done
+	nice $(BIN)/schemarag build --data $(CODED)/catalog --artifacts $(CODED)/artifacts_catalog
+	$(CODED_EVAL) --artifacts $(CODED)/artifacts_catalog --data $(CODED)/catalog --per-db \
+	  --folds-work build/folds/coded_catalog --out reports/coded/catalog_perdb.json
 
 # Warehouse retrieval evaluation (issue 25) on Spider 2.0-lite's catalog exports: every database
 # imported with `schemarag import catalog` (shards collapsed as exported), built (niced; cached

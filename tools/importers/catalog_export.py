@@ -26,6 +26,7 @@ Example (``docs/importing.md`` has the query per warehouse):
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from pathlib import Path
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.names import check_name
 from schemarag.runtime.core.schema import (
+    LABEL_MAX_CHARS,
     SUPPORTED_DIALECTS,
     Column,
     Database,
@@ -41,6 +43,7 @@ from schemarag.runtime.core.schema import (
     Table,
     control_character,
 )
+from schemarag.runtime.search.named_tables import label_for
 from schemarag.tools.importers.catalog_headers import (
     COLUMN_HEADERS,
     KEY_HEADERS,
@@ -63,6 +66,32 @@ log = logging.getLogger(__name__)
 
 Key = tuple[str, str, str]  # (catalog, schema, table) exactly as exported
 
+# The longest table comment read as a name in words: a data dictionary's short text is at most
+# 60 characters (SAP's DD02T.DDTEXT, the "short description" every ERP table has: KNA1 "General
+# Data in Customer Master"); a longer comment is a description, read by retrieval as one.
+LABEL_COMMENT_CHARS = 60
+assert LABEL_COMMENT_CHARS <= LABEL_MAX_CHARS
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s+\S")
+
+
+def comment_label(name: str, comment: str) -> str | None:
+    """The table comment as the table's label (``Table.label``, matched as a name is) when it
+    reads as a name: one short phrase (at most :data:`LABEL_COMMENT_CHARS`, no sentence break)
+    that says more than the name (:func:`~schemarag.runtime.search.named_tables.label_for`).
+    A warehouse whose tables are codes (``KNA1``) is then found by the words its own catalog
+    gives them; a sentence stays a description only, and a comment that repeats the name adds
+    nothing, so such an export imports as it did.
+
+    >>> comment_label("KNA1", "General Data in Customer Master")
+    'General Data in Customer Master'
+    >>> comment_label("orders", "Orders."), comment_label("t1", "One row per order. Refunds excluded.")
+    (None, None)
+    """
+    text = " ".join(comment.split()).rstrip(".")
+    if not text or len(text) > LABEL_COMMENT_CHARS or _SENTENCE_BREAK.search(text):
+        return None
+    return label_for(name, text)
+
 
 @dataclass
 class _Table:
@@ -70,6 +99,7 @@ class _Table:
     columns: dict[str, Column] = field(default_factory=dict)
     order: dict[str, float] = field(default_factory=dict)
     comment: str = ""
+    label: str | None = None  # a shard family's, from its members' comment (comment_label)
     kind: str = ""
     row_count: int | None = None
     shards: ShardRange | None = None
@@ -295,6 +325,7 @@ def _collapse(tables: dict[Key, _Table], names: dict[Key, str], dialect: str) ->
                     family.order[lname] = tables[key].order[lname] + (0 if key == keys[-1] else 1e7)
         comment = next((tables[k].comment for k in reversed(keys) if tables[k].comment), "")
         family.comment = f"{comment} {fam.describe(dialect)}".strip()
+        family.label = comment_label(fam.name.rpartition(".")[2], comment)
         counts = [tables[k].row_count for k in keys]
         family.row_count = sum(c for c in counts if c is not None) if None not in counts else None
         for key in keys:
@@ -381,6 +412,7 @@ def import_catalog_export(
             Table(
                 name=names[k],
                 description=t.comment,
+                label=t.label if t.shards else comment_label(names[k], t.comment),
                 columns=[t.columns[c] for c in sorted(t.columns, key=lambda c: t.order[c])],
                 row_count=t.row_count,
                 kind=t.kind or None,

@@ -5,12 +5,15 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tiny_support import in_memory_artifact
 
 from schemarag.runtime.core.errors import ImportFormatError
 from schemarag.runtime.core.schema import load_schema
+from schemarag.runtime.search.named_tables import NameMatch, named_tables
 from schemarag.tools.importers.catalog_export import import_catalog_export
 
 
@@ -100,6 +103,47 @@ def test_shard_family_collapsed(tmp_path, export):
     assert db.table("web.events_20240102") is None
     docs = tmp_path / "out" / "wh" / "docs"
     assert any("Sharded table family" in p.read_text() for p in docs.glob("web_events*.md"))
+
+
+def test_a_short_table_comment_is_the_tables_label(tmp_path, export):
+    """A comment that reads as a name (a data dictionary's short text) labels its table, so the
+    name boost finds a coded table by its catalog's words; a sentence or a comment that only
+    repeats the name labels nothing, so a readable export imports as before."""
+    columns, tables, _ = export
+    import_catalog_export(columns, tmp_path / "out", database="wh", tables=tables)
+    db = load_schema(tmp_path / "out" / "wh.json")
+    assert db.table("sales.orders").label == "One row per order"
+    assert db.table("sales.customers").label is None  # "Customers": the name's own word
+    assert db.table("web.events_*").label == "Click events"  # a family: its shards' comment
+    assert db.table("web.address_1").label is None  # no comment
+
+    erp_columns = _csv(
+        tmp_path / "erp_columns.csv",
+        COLS,
+        [["ERP", "SAPSR3", code, "MANDT", 1, "VARCHAR(3)", "NO", "Client", ""]
+         for code in ("KNA1", "VBAK", "ZSTG", "ZLOG")],
+    )  # fmt: skip
+    erp_tables = _csv(
+        tmp_path / "erp_tables.csv",
+        ["TABLE_SCHEMA", "TABLE_NAME", "TABLE_TYPE", "COMMENT"],
+        [["SAPSR3", "KNA1", "BASE TABLE", "General Data in Customer Master"],
+         ["SAPSR3", "VBAK", "BASE TABLE", "Sales Document: Header Data"],
+         ["SAPSR3", "ZSTG", "BASE TABLE", "Staging copy. Loaded nightly from the ERP, do not query."],
+         ["SAPSR3", "ZLOG", "BASE TABLE", "Change log of every document " + "and its items " * 5]],
+    )  # fmt: skip
+    import_catalog_export(erp_columns, tmp_path / "erp", database="erp", tables=erp_tables)
+    erp = load_schema(tmp_path / "erp" / "erp.json")
+    assert {t.name: t.label for t in erp.tables} == {
+        "KNA1": "General Data in Customer Master",
+        "VBAK": "Sales Document: Header Data",
+        "ZLOG": None,  # over 60 characters: a description
+        "ZSTG": None,  # two sentences: a description
+    }
+    assert erp.table("ZLOG").description.startswith("Change log of every document")  # kept as it was
+    # and the ranking's name match reads it: the catalog's words name the coded table
+    art = in_memory_artifact(erp.model_dump(), [(t.name, "table", None) for t in erp.tables])
+    named = named_tables(art, "how many customers are in the customer master data?", NameMatch(missing=1))
+    assert [art.table_names[i] for i in np.flatnonzero(named)] == ["KNA1"]
 
 
 def test_no_collapse_keeps_shards(tmp_path, export):
