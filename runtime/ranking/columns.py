@@ -163,6 +163,7 @@ def select_columns(
     best_col = max((v for t in strong_set for v in col_scores[t].values()), default=0.0)
     asks = QuestionAsks.of(question)
     used = history_columns(art, tables)
+    joined = history_join_columns(art, tables) if policy.history_keys else {}
     shown: dict[str, list[str]] = {}
     described: dict[str, list[str]] = {}
     compact: dict[str, list[str]] = {}
@@ -172,8 +173,8 @@ def select_columns(
         if t in strong_set:
             keep = policy.columns_by_rank[min(rank, len(policy.columns_by_rank) - 1)]
             rank += 1
-        focus = _TableFocus(art, t, col_scores[t], asks, used.get(t, []))
-        rich = focus.rich(policy.column_ratio * best_col, keep)
+        focus = _TableFocus(art, t, col_scores[t], asks, used.get(t, []), joined.get(t, set()))
+        rich = focus.rich(policy.column_ratio * best_col, keep, policy.history_weak)
         ddl = art.ddl[t]
         shown[t] = focus.lead_first([c for c in ddl.columns if c in rich or c in focus.keys])
         described[t] = [c for c in ddl.columns if c in rich]
@@ -269,6 +270,38 @@ def history_columns(art: IndexArtifact, tables: list[str]) -> dict[str, list[str
     return {t: by_table[t] for t in tables if t in by_table}
 
 
+def history_join_columns(art: IndexArtifact, tables: list[str]) -> dict[str, set[str]]:
+    """Per table of ``tables``, its columns the query history joins on with another of
+    ``tables``: the keys a key-less warehouse's SQL needs to join what was kept (issue 38);
+    empty without a history."""
+    partners = _history_join_partners(art)
+    if not partners:
+        return {}
+    kept = set(tables)
+    out: dict[str, set[str]] = {}
+    for t in tables:
+        for other, cols in partners.get(t, {}).items():
+            if other in kept and other != t:
+                out.setdefault(t, set()).update(cols)
+    return out
+
+
+@per_artifact
+def _history_join_partners(art: IndexArtifact) -> dict[str, dict[str, set[str]]]:
+    """Per table, per table it is logged joining with, its own join columns: once per opened
+    version (a request only looks up its kept tables)."""
+    history = art.history
+    if not history.present or not history.joins.shape[0]:
+        return {}
+    names, ddl = art.table_names, art.ddl
+    out: dict[str, dict[str, set[str]]] = {}
+    for lt, lc, rt, rc in np.asarray(history.joins)[:, :4].tolist():
+        left, right = names[lt], names[rt]
+        out.setdefault(left, {}).setdefault(right, set()).add(ddl[left].columns[lc])
+        out.setdefault(right, {}).setdefault(left, set()).add(ddl[right].columns[rc])
+    return out
+
+
 @per_artifact
 def _history_columns_by_table(art: IndexArtifact) -> dict[str, list[str]]:
     """Every table's history columns, most runs first then schema order: once per opened
@@ -288,18 +321,25 @@ def _history_columns_by_table(art: IndexArtifact) -> dict[str, list[str]]:
 
 
 class _TableFocus:
-    """One kept table's columns as a question sees them: which it names, which are keys, and
-    which play the role (measure, time, key) the question points at."""
+    """One kept table's columns as a question sees them: which it names, which are keys (declared,
+    implicit, or ``joined``: logged joins with another kept table), and which play the role
+    (measure, time, key) the question points at."""
 
     def __init__(
-        self, art: IndexArtifact, table: str, scores: dict[str, float], asks: QuestionAsks, used: list[str]
+        self,
+        art: IndexArtifact,
+        table: str,
+        scores: dict[str, float],
+        asks: QuestionAsks,
+        used: list[str],
+        joined: set[str],
     ) -> None:
         self.scores, self.asks, self.used = scores, asks, used
         self.ddl = art.ddl[table]
         name_tokens = art.column_name_tokens
         self.named = {c for c in scores if len(c) > 2 and _norm(c) in asks.text}
         self.named |= {c for c in scores if name_tokens.get(c) and name_tokens[c] <= asks.tokens}
-        keys = set(self.ddl.key_columns) | art.implicit_join_columns.get(table, set())
+        keys = set(self.ddl.key_columns) | art.implicit_join_columns.get(table, set()) | joined
         self.labels = {c for c in self.ddl.columns if label_like(c)}
         self.keys = keys | self.labels  # always shown (labels: what a question naming an entity reads)
         schema_table = art.schema.table(table)
@@ -315,17 +355,20 @@ class _TableFocus:
             return bool(tokens & (self.asks.tokens - KEY_NAME_WORDS))
         return (role == "measure" and self.asks.measure) or (role == "time" and self.asks.time)
 
-    def rich(self, floor: float, keep: int | None) -> set[str]:
+    def rich(self, floor: float, keep: int | None, weak_used: int = 0) -> set[str]:
         """Columns shown as DDL with their description: the named ones; for a strong table
         (``keep`` set) also its ``keep`` best-scoring, every column scoring ``floor`` or more,
         its ``keep`` most-used in the history, and the columns of a role the question points at:
         the keys it names, every time column when it asks for a period (a question rarely says
         which date: created, shipped, updated), and when it asks for an aggregate its
         best-scoring measure unless one is kept already (a question usually names the amount).
-        A weak table without a key or label column keeps its best-scoring one."""
+        A weak table shows its ``weak_used`` most-used columns in the history besides its keys
+        (the lookup value analysts filter on, which a coded name does not mark as a label); one
+        without a key, label or history column keeps its best-scoring one."""
         rich = set(self.named)
         cs = self.scores
         if keep is None:  # a weak table: its keys and labels; without any, still its best column
+            rich |= set([c for c in self.used if c not in self.keys][:weak_used])
             if rich or self.keys & set(self.ddl.columns):
                 return rich
             return set(sorted(cs, key=lambda c: (-cs[c], c))[:1] or self.ddl.columns[:1])

@@ -62,6 +62,11 @@ class ColumnPolicy:
     # Size cap of the focused schema as a share of the full schema of the kept tables'
     # databases: past it, format_ranking thins the lowest-ranked tables to names. None: no cap.
     context_share: float | None = None
+    # With a query history (inert without one): the columns a kept table is logged joining on
+    # with another kept table are shown as keys are (history_keys), and a weak table also shows
+    # its history_weak most-used columns (a key-less warehouse's join keys and lookup values)
+    history_keys: bool = True
+    history_weak: int = 1
 
 
 @dataclass(frozen=True)
@@ -392,6 +397,12 @@ PROVENANCE: dict[str, Provenance] = {
         "schemarag eval --per-db --cross-validate columns",
         "chosen before the size cap",
         "2026-11-23",
+        "history_keys / history_weak (both focuses; inert without a history) are set by parity, not "
+        "tuned: a logged join is shown as a declared key is, and a weak table's most-read column "
+        "besides its keys stands in for the label column a coded name does not mark (one, as a weak "
+        "table without keys keeps one). Measured on the history folds (5, SQL only, shipped table "
+        "knobs), column SRR off -> on: BIRD per database 0.963 -> 0.983, BirdUnion 0.930 -> 0.958, "
+        "coded catalog export 0.667 -> 0.843, at 4-6 % more context; docs/query-history.md",
     ),
     "compact_columns": Provenance(
         BIRD_PER_DB,

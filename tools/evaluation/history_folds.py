@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from schemarag.runtime.core.errors import ConfigError
-from schemarag.runtime.ranking.config import SHIPPED, RankingConfig
+from schemarag.runtime.ranking.config import DEFAULT_COLUMN_POLICY, SHIPPED, RankingConfig
 from schemarag.tools.evaluation.crossval import (
     Knobs,
     load_or_collect,
@@ -57,6 +57,9 @@ EXAMPLE_GRID: tuple[tuple[float, int], ...] = ((0.0, 1), (0.2, 1), (0.5, 1), (0.
 # co-usage prior (weight, over the best N tables); 0: off
 CO_GRID: tuple[tuple[float, int], ...] = ((0.0, 3), (0.5, 3), (1.0, 3), (1.0, 1))
 CO_PRIOR = 2.0  # pseudo-statements: a table logged twice shares at most half with a partner
+# what a kept table shows with a history (ColumnPolicy.history_keys, .history_weak): scored with
+# the shipped table ranking, so only the columns move (docs/query-history.md "What a kept table shows")
+COLUMN_GRID: tuple[tuple[bool, int], ...] = ((False, 0), (True, 0), (True, 1), (True, 2), (True, 3))
 
 
 def assign_folds(questions: Sequence[Any], k: int, seed: int = SEED) -> list[int]:
@@ -236,6 +239,7 @@ def run_folds(
         rename = lambda q: union_sql(q.sql, q.db_id, names, union_db.dialect)  # noqa: E731
     tag = f"k{k}_f{fraction:g}{'_q' if with_questions else ''}{'_lit' if keep_literals else ''}"
     per_knob: list[list[dict[str, Any] | None]] = [[None] * len(questions) for _ in candidates]
+    per_columns: list[list[dict[str, Any]]] = [[] for _ in COLUMN_GRID]
     shipped: list[dict[str, Any] | None] = [None] * len(questions)
     had_history = 0
     plain_sources: dict[str, Any] = {}
@@ -272,6 +276,8 @@ def run_folds(
         rels = relevances(scored, sources)  # one calibration per model: base_knobs' for every source
         for i, rec in zip(rows, records_for(scored, sources, base_knobs, budgets, rels), strict=True):
             shipped[i] = rec
+        for c, recs in enumerate(column_records(scored, sources, base_knobs, max(budgets), rels)):
+            per_columns[c] += recs
         for c, cand in enumerate(candidates):
             for i, rec in zip(rows, table_records(scored, sources, cand, budgets, rels), strict=True):
                 per_knob[c][i] = rec
@@ -301,7 +307,29 @@ def run_folds(
             {**describe(cand), **table_recall(recs, budgets)}
             for cand, recs in zip(candidates, complete, strict=True)
         ],
+        "history_columns": [
+            {"history_keys": keys, "history_weak": weak, **_column_metrics(recs, max(budgets))}
+            for (keys, weak), recs in zip(COLUMN_GRID, per_columns, strict=True)
+        ],
     }
+
+
+def column_records(
+    scored: Sequence[Any], sources: dict[str, Any], knobs: Knobs, budget: int, rels: Sequence[Any]
+) -> list[list[dict[str, Any]]]:
+    """Per setting of :data:`COLUMN_GRID`, the questions' records at ``budget`` (shipped table
+    ranking, the column policy's history fields varied): what the history adds to each kept
+    table's shown columns."""
+    out = []
+    for keys, weak in COLUMN_GRID:
+        policy = replace(DEFAULT_COLUMN_POLICY, history_keys=keys, history_weak=weak)
+        out.append(records_for(scored, sources, replace(knobs, policy=policy), [budget], rels))
+    return out
+
+
+def _column_metrics(records: Sequence[dict[str, Any]], budget: int) -> dict[str, float]:
+    m = aggregate(list(records), [budget])
+    return {k: round(float(m[k]), 4) for k in ("column_srr", "column_srr_ddl", "context_ratio")}
 
 
 def relevances(scored: Sequence[Any], sources: dict[str, Any]) -> list[Any]:
@@ -365,4 +393,10 @@ def format_folds(payload: dict[str, Any]) -> str:
         srr = f"  column SRR {m['column_srr']:.3f}" if "column_srr" in m else ""
         rows.append(f"{label:<26} {cr}{srr}")
     rows.append(f"chosen on all databases: {payload['chosen_on_all']}")
+    for c in payload.get("history_columns", ()):
+        setting = f"history_keys={c['history_keys']!s:<5} history_weak={c['history_weak']}"
+        rows.append(
+            f"columns, {setting}: column SRR {c['column_srr']:.3f} (in DDL {c['column_srr_ddl']:.3f})"
+            f" at context ratio {c['context_ratio']:.3f}"
+        )
     return "\n".join(rows)

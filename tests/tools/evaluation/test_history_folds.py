@@ -8,8 +8,9 @@ from pathlib import Path
 
 from schemarag.cli import main
 from schemarag.runtime.core.schema import load_schema
-from schemarag.runtime.ranking.config import SHIPPED
+from schemarag.runtime.ranking.config import DEFAULT_COLUMN_POLICY, SHIPPED
 from schemarag.tools.evaluation.history_folds import (
+    COLUMN_GRID,
     _union_names,
     assign_folds,
     describe,
@@ -84,6 +85,13 @@ def test_query_log_folds_import_and_build_the_other_folds_sql(
     assert payload["questions"] == len(questions) == payload["questions_with_history"]
     for key in ("without_history", "with_history_shipped", "cross_validated"):
         assert set(payload[key]["complete_recall"]) == {"5", "15"}
+    # what the history adds to the shown columns, the table ranking fixed: the shipped column
+    # policy's row is the shipped figure, and without the history's columns it is no better
+    columns = {(c["history_keys"], c["history_weak"]): c for c in payload["history_columns"]}
+    assert list(columns) == list(COLUMN_GRID)
+    shipped = columns[(DEFAULT_COLUMN_POLICY.history_keys, DEFAULT_COLUMN_POLICY.history_weak)]
+    assert shipped["column_srr"] == round(payload["with_history_shipped"]["column_srr"], 4)
+    assert columns[(False, 0)]["column_srr"] <= shipped["column_srr"] <= columns[(True, 3)]["column_srr"]
     folds = assign_folds(questions, 2)
     for fold in range(2):
         log = work / "k2_f1" / f"fold{fold}" / "logs" / "b2b_saas.jsonl"
