@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from schemarag.runtime.core.paths import list_databases
 from schemarag.runtime.core.schema import Database, load_schema
 
 COLUMNS_HEADER = [
@@ -65,13 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="an import folder (<db>.json files)")
     parser.add_argument("--out", type=Path, required=True, help="where <db>/columns.csv, tables.csv go")
     args = parser.parse_args(argv)
-    files = sorted(args.data.glob("*.json"))
-    schemas = [f for f in files if f.name != "inputs.json"]
-    if not schemas:
+    names = list_databases(args.data)
+    if not names:
         print(f"{args.data}: no <db>.json schema files; pass an import folder as --data", file=sys.stderr)
         return 2
-    for path in schemas:
-        db = load_schema(path)
+    for name in names:
+        db = load_schema(args.data / f"{name}.json")
         write_export(db, args.out / db.name)
         print(f"{db.name}: {len(db.tables)} tables -> {args.out / db.name}")
     return 0
