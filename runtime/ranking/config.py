@@ -402,7 +402,8 @@ PROVENANCE: dict[str, Provenance] = {
         "besides its keys stands in for the label column a coded name does not mark (one, as a weak "
         "table without keys keeps one). Measured on the history folds (5, SQL only, shipped table "
         "knobs), column SRR off -> on: BIRD per database 0.963 -> 0.983, BirdUnion 0.930 -> 0.958, "
-        "coded catalog export 0.667 -> 0.843, at 4-6 % more context; docs/query-history.md",
+        "coded catalog export 0.667 -> 0.843, at 4-6 % more context (3.6 % on BirdUnion); "
+        "docs/query-history.md",
     ),
     "compact_columns": Provenance(
         BIRD_PER_DB,
