@@ -52,6 +52,8 @@ class Format:
     ok_status: frozenset[str] = frozenset()
     error: tuple[str, ...] = ()  # a non-empty value means the statement failed
     job_type: tuple[str, ...] = ()  # BigQuery: only QUERY jobs carry SQL
+    database: tuple[str, ...] = ()  # the session's database and schema: a table written
+    schema: tuple[str, ...] = ()  # without them resolves there (short_names.py)
     label: str = ""
 
     def fields(self) -> dict[str, tuple[str, ...]]:
@@ -65,6 +67,8 @@ class Format:
             "status": self.status,
             "error": self.error,
             "job_type": self.job_type,
+            "database": self.database,
+            "schema": self.schema,
         }
         return {k: v for k, v in out.items() if v}
 
@@ -79,6 +83,8 @@ FORMATS: tuple[Format, ...] = (
         status=("execution_status",),
         ok_status=frozenset({"success"}),
         error=("error_code",),
+        database=("database_name",),
+        schema=("schema_name",),
         label="Snowflake ACCOUNT_USAGE.QUERY_HISTORY",
     ),
     Format(
@@ -109,6 +115,7 @@ FORMATS: tuple[Format, ...] = (
         sql=("digest_text", "query_sample_text"),
         count=("count_star",),
         start_time=("last_seen", "first_seen"),
+        schema=("schema_name",),
         label="MySQL performance_schema.events_statements_summary_by_digest",
     ),
     Format(
@@ -143,6 +150,7 @@ FORMATS: tuple[Format, ...] = (
         user=("user", "user_name"),
         start_time=("start_time",),
         question=("question",),
+        schema=("schema",),
         label="a table of statements",
     ),
 )

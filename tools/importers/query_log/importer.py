@@ -217,9 +217,10 @@ class _Run:
                 f"{where}: {SKIP_REASONS[reason]}" + (f": {detail[:200]}" if detail else "")
             )
 
-    def outcomes(self, text: str, unwrap: bool) -> list[Any]:
-        """``[(parsed or None, skip reason, detail), ...]`` per statement of ``text`` (cached)."""
-        digest = hashlib.blake2b(f"{unwrap}\x00{text}".encode(), digest_size=16).digest()
+    def outcomes(self, text: str, unwrap: bool, schema: str | None = None) -> list[Any]:
+        """``[(parsed or None, skip reason, detail), ...]`` per statement of ``text`` (cached;
+        ``schema``: the session's, for table names written short)."""
+        digest = hashlib.blake2b(f"{unwrap}\x00{schema or ''}\x00{text}".encode(), digest_size=16).digest()
         hit = self.cache.get(digest)
         if hit is not None:
             return hit
@@ -236,7 +237,7 @@ class _Run:
             out = []
             for tree in trees:
                 try:
-                    parsed = self.resolved(tree, unwrap)
+                    parsed = self.resolved(tree, unwrap, schema)
                 except RecursionError:
                     out.append((None, "unparsable", "nested too deeply"))
                     continue
@@ -247,10 +248,11 @@ class _Run:
         self.cache[digest] = out
         return out
 
-    def resolved(self, tree: Any, unwrap: bool) -> Parsed:
+    def resolved(self, tree: Any, unwrap: bool, schema: str | None = None) -> Parsed:
         """:func:`.statements.analyze_tree`, resolving each normalized text once: the same query
-        with other literals (most of a log) costs a parse, not a resolution."""
-        query, sql = normalize(tree, self.dialect, self.keep, unwrap)
+        with other literals (most of a log) costs a parse, not a resolution. The normalized text
+        names its tables in full (the session's ``schema`` applied), so it is the cache key."""
+        query, sql = normalize(tree, self.dialect, self.keep, unwrap, self.db, schema)
         if query is None:
             return Parsed(skipped="not_a_query", detail=sql)
         digest = hashlib.blake2b(sql.encode(), digest_size=16).digest()
@@ -268,7 +270,7 @@ class _Run:
             self.skip(record.skipped, record.where)
             return 0, 0
         kept = bad = 0
-        for parsed, reason, detail in self.outcomes(record.text, source.unwrap_ddl):
+        for parsed, reason, detail in self.outcomes(record.text, source.unwrap_ddl, record.schema):
             if reason:
                 self.skip(reason, record.where, detail)
                 bad += reason == "unparsable"

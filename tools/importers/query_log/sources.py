@@ -7,7 +7,8 @@ A SOURCE is
   body does not split), streamed in pieces: at most one statement (``--max-field-bytes``) plus a
   piece is held;
 - a ``.jsonl``/``.ndjson`` file: one object a line with ``sql`` (or ``query_text``/``query``),
-  optional ``question``, ``count``/``calls``, ``user``, ``start_time``; a line is read up to
+  optional ``question``, ``count``/``calls``, ``user``, ``start_time``, ``schema`` (the session's,
+  for table names written without one: :mod:`.short_names`); a line is read up to
   ``--max-line-bytes``;
 - a folder holding ``.sql`` files (a dbt ``target/compiled`` or ``target/run``): each file's
   statements; in a ``compiled``/``run`` folder the query inside dbt's ``create ... as (...)`` and
@@ -54,6 +55,7 @@ class Record:
     start_time: str | None = None
     skipped: str = ""
     last_time: str | None = None  # a stored row's last_seen, on --append
+    schema: str | None = None  # the session's schema (``SCHEMA_NAME``), for names written short
 
 
 @dataclass
@@ -249,6 +251,7 @@ def jsonl_records(path: Path, limits: ImportLimits) -> Iterator[Record]:
                 count=obj.get("count", obj.get("calls")),
                 user=obj.get("user"),
                 start_time=obj.get("start_time"),
+                schema=obj.get("schema"),
             )
 
 
@@ -261,9 +264,11 @@ def _row_record(where: str, text: str, limits: ImportLimits, **extra) -> Record:
     user = extra.get("user")
     start = extra.get("start_time")
     question = extra.get("question")
+    schema = extra.get("schema")
     return Record(
         where,
         text=text,
+        schema=str(schema)[:512] if isinstance(schema, str) and schema.strip() else None,
         question=question.strip()[: limits.field_bytes]
         if isinstance(question, str) and question.strip()
         else None,
@@ -319,7 +324,20 @@ def export_records(source: Source, limits: ImportLimits) -> Iterator[Record]:
                 count=value("count"),
                 user=value("user"),
                 start_time=value("start_time"),
+                schema=_session_schema(value("database"), value("schema")),
             )
+
+
+def _session_schema(database: str | None, schema: str | None) -> str | None:
+    """``DATABASE.SCHEMA`` of the session (or the schema alone), as the log's columns give it;
+    an unload's NULL (``\\N``, ``NULL``) is no schema."""
+    database, schema = (v.strip() if v and v.strip() not in _NULLS else None for v in (database, schema))
+    if not schema:
+        return None
+    return f"{database}.{schema}" if database else schema
+
+
+_NULLS = {"", "\\N", "NULL", "null"}
 
 
 def _failed(fmt: Format, value) -> bool:

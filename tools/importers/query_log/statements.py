@@ -12,7 +12,9 @@ Parsing happens here, at import, so the build only reads the stored facts. Per s
 4. tables are resolved against the schema the way the SQL validator resolves them
    (:func:`~schemarag.app.querygen.qualified_names.fold_qualified_tables` for schema-qualified
    names and BigQuery shard families, then the validator's table check: CTE names excluded,
-   case-insensitive); a statement reading no table of the schema is skipped (``no_known_table``);
+   case-insensitive), after step 2 has qualified the names written shorter than the schema's,
+   as a session's default schema lets an analyst write them (:mod:`.short_names`); a statement
+   reading no table of the schema is skipped (``no_known_table``);
 5. columns and equi-join edges are resolved with sqlglot's qualifier (aliases, CTEs, subqueries,
    ``USING``, correlated references), as the validator's column check does; a CTE or subquery
    column is followed to the base table column it projects. When the qualifier cannot run, the
@@ -45,6 +47,7 @@ from schemarag.app.querygen.sql_bounds import SQLLimits, parse_bounded
 from schemarag.app.querygen.sql_validation import _check_tables
 from schemarag.runtime.core.errors import SQLValidationError
 from schemarag.runtime.core.schema import Database
+from schemarag.tools.importers.query_log.short_names import fold_short_names
 
 # why a statement was skipped -> how the summary line says it
 SKIP_REASONS: dict[str, str] = {
@@ -84,16 +87,27 @@ def parse_statements(text: str, dialect: str, limits: SQLLimits) -> list[Any]:
     return parse_bounded(text, dialect, limits)
 
 
-def normalize(tree: Any, dialect: str, keep_literals: bool, unwrap_ddl: bool = False) -> tuple[Any, str]:
+def normalize(
+    tree: Any,
+    dialect: str,
+    keep_literals: bool,
+    unwrap_ddl: bool = False,
+    db: Database | None = None,
+    default_schema: str | None = None,
+) -> tuple[Any, str]:
     """Steps 2-3 of the module docstring: ``(query, normalized SQL)``, or ``(None, kind)`` for a
     statement that is no query (``unwrap_ddl``: a dbt ``target/run`` file, whose ``create ... as
-    (select)`` counts as its query). Cheap next to :func:`resolve`, so a caller can skip
-    resolving a normalized text it has seen."""
+    (select)`` counts as its query). With ``db``, table names written shorter than the schema's
+    are qualified first (:func:`.short_names.fold_short_names`, ``default_schema``: the session's
+    schema the log gives), so the stored SQL names its tables as the DDL does. Cheap next to
+    :func:`resolve`, so a caller can skip resolving a normalized text it has seen."""
     from sqlglot import exp
 
     query = _query_of(tree, unwrap_ddl)
     if query is None:
         return None, tree.key.upper() if isinstance(tree, exp.Expression) else ""
+    if db is not None:
+        query = fold_short_names(query, db, default_schema)
     shown = query.copy()
     if not keep_literals:
         strip_literals(shown)
@@ -118,7 +132,7 @@ def analyze_tree(
     tree: Any, db: Database, dialect: str, keep_literals: bool, limits: SQLLimits, unwrap_ddl: bool = False
 ) -> Parsed:
     """Steps 2-5 of the module docstring for one parsed statement."""
-    query, sql = normalize(tree, dialect, keep_literals, unwrap_ddl)
+    query, sql = normalize(tree, dialect, keep_literals, unwrap_ddl, db)
     if query is None:
         return Parsed(skipped="not_a_query", detail=sql)
     return resolve(query, sql, db, dialect, limits)

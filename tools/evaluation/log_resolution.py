@@ -1,0 +1,121 @@
+"""How much of a warehouse's logged SQL ``import queries`` resolves against its imported catalog.
+
+A history helps only as far as its statements resolve to the schema's tables. Spider 2.0-lite's
+gold SQL names every table in full (``PROJECT.DATASET.TABLE``), as few real logs do: an analyst
+in a session with a default schema (``USE SCHEMA``, ``search_path``, a default dataset) writes
+``FROM TABLE``. This tool imports, per database, the gold SQL twice through the user's path
+(``import catalog`` of the export, then ``import queries`` of a ``.jsonl``):
+
+* ``as written``: the gold SQL as the repository holds it;
+* ``names cut``: every table name cut to its last part, as such a session would log it;
+* ``cut + schema``: the same, with the session's schema on the line (``schema``: what the
+  first table's name was cut of), as Snowflake's ``SCHEMA_NAME`` gives it.
+
+and prints the statements kept (of those logged) and the table reads they resolve to.
+
+    python -m schemarag.tools.evaluation.log_resolution --warehouse <spider2_lite> \\
+        --gold-sql <Spider2>/spider2-lite/evaluation_suite/gold/sql --work build/log_resolution
+
+Each ``<instance_id>.sql`` is one logged query (a file may hold a ``DECLARE`` before it, which
+the import skips as it skips any command). Catalog imports are cached in ``--work`` like ``eval
+--warehouse``'s; each history is imported again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from schemarag.tools.evaluation.history_folds_warehouse import import_history, load_gold_sql
+from schemarag.tools.evaluation.warehouse import load_warehouse_questions
+from schemarag.tools.evaluation.warehouse_prep import ENGINE_DIALECTS, _importer_stamp, discover, import_one
+
+VARIANTS = ("as written", "names cut", "cut + schema")
+
+
+def cut_names(sql: str, dialect: str) -> tuple[str, str | None]:
+    """``sql`` with every table name cut to its last part (``a.b.c`` -> ``c``), as a session
+    with a default schema would log it, and what the first name was cut of (the session's
+    schema); the text itself when it does not parse.
+
+    >>> cut_names("select * from proj.ds.t join ds.u using (id)", "bigquery")
+    ('SELECT * FROM t JOIN u USING (id)', 'proj.ds')
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+    except Exception:
+        return sql, None
+    session: str | None = None
+    for tree in trees:
+        for table in tree.find_all(exp.Table):
+            if isinstance(table.this, exp.Identifier):
+                cut = ".".join(p for p in (table.text("catalog"), table.text("db")) if p)
+                session = session or cut or None
+                table.set("db", None)
+                table.set("catalog", None)
+    return ";\n".join(t.sql(dialect=dialect) for t in trees), session
+
+
+def measure(
+    warehouse: Path, gold_sql: Path, work: Path, engines: Sequence[str], say: Callable[[str], None] = print
+) -> dict[str, dict[str, int]]:
+    """Per variant: statements logged, kept, and the table reads of the kept ones."""
+    from schemarag.assets.lib.query_history import open_queries
+    from schemarag.tools.importers.query_log import history_dir
+
+    questions = [q for q in load_warehouse_questions(warehouse / "questions.jsonl") if q.engine in engines]
+    gold = load_gold_sql(gold_sql, questions)
+    by_db: dict[tuple[str, str], list[str]] = {}
+    for q in questions:
+        if q.question_id in gold:
+            by_db.setdefault((q.engine, q.db), []).append(gold[q.question_id])
+    exports = {(e.engine, e.db): e for e in discover(warehouse, engines, [db for _, db in by_db])}
+    stamp, data = _importer_stamp(), work / "data"
+    out = {v: Counter() for v in VARIANTS}
+    for i, ((engine, db), texts) in enumerate(sorted(by_db.items()), 1):
+        if (engine, db) not in exports or not import_one(exports[(engine, db)], data, stamp).ok:
+            continue
+        dialect = ENGINE_DIALECTS.get(engine, "postgres")
+        cut = [cut_names(t, dialect) for t in texts]
+        lines = {
+            "as written": [{"sql": t} for t in texts],
+            "names cut": [{"sql": c} for c, _ in cut],
+            "cut + schema": [{"sql": c, "schema": s} for c, s in cut],
+        }
+        for variant in VARIANTS:
+            log = work / "logs" / f"{engine}__{db}.jsonl"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text("".join(json.dumps(x) + "\n" for x in lines[variant]), encoding="utf-8")
+            got = import_history(log, db, data / engine)  # keeps nothing: recorded, not raised
+            stored = open_queries(history_dir(data / engine, db)).read().to_pylist() if got.kept else []
+            reads = sum(len(r["tables"]) * r["count"] for r in stored)
+            out[variant].update(logged=len(texts), kept=got.kept, tables=reads)
+        if i % 10 == 0 or i == len(by_db):
+            say(f"{i}/{len(by_db)} databases")
+    return {v: dict(c) for v, c in out.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--warehouse", type=Path, required=True, help="folder of <engine>/<db> exports")
+    parser.add_argument("--gold-sql", type=Path, required=True, help="folder of <instance_id>.sql files")
+    parser.add_argument("--work", type=Path, default=Path("build/log_resolution"))
+    parser.add_argument("--engines", default="bigquery,snowflake", help="comma-separated engine folders")
+    args = parser.parse_args(argv)
+    engines = args.engines.split(",")
+    got = measure(args.warehouse, args.gold_sql, args.work, engines, lambda s: print(s, file=sys.stderr))
+    for variant, c in got.items():
+        kept, logged, reads = c.get("kept", 0), c.get("logged", 0), c.get("tables", 0)
+        print(f"{variant:12s}  {kept} of {logged} statements kept, {reads} table reads")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,133 @@
+"""A logged statement's shorter table names (``KNA1``) qualified as the schema names them.
+
+An imported catalog names a table as the warehouse qualifies it (``SAPABAP1.KNA1``, BigQuery's
+``project.dataset.table``), but most logged SQL does not: an analyst who ran ``USE SCHEMA
+SAPABAP1`` (Snowflake), set a ``search_path`` (PostgreSQL, Redshift) or a default dataset
+(BigQuery) writes ``FROM KNA1``, and the warehouse resolved it against that default. Without this
+step such a statement reads "no known table" and a whole log of it is lost.
+
+The generated-SQL validator does not do this on purpose (its DDL shows the full name, and a
+query must run without the session's default), so it lives on the import side only, before the
+statement is stored: the stored SQL (and so a past query shown as an example) names its tables
+as the DDL does.
+
+* a name the schema knows as written is left alone (a CTE of that name too);
+* a shorter name that ends exactly one of the schema's names (``.kna1`` of ``sapabap1.kna1``,
+  any case) becomes that table;
+* a shorter name that ends several (``VBAK`` in two schemas) becomes the one in the session's
+  schema when the log says it (Snowflake's and MySQL's ``SCHEMA_NAME``, a ``.jsonl`` line's
+  ``schema``), else the one in the schema of the statement's other tables, or in the one schema
+  that holds every shorter name of the statement, when exactly one is; otherwise it stays
+  unknown, as a guess would put a wrong table in the history.
+
+Example:
+    >>> import sqlglot
+    >>> from schemarag.runtime.core.schema import Database
+    >>> db = Database.model_validate({"name": "erp", "tables": [
+    ...     {"name": "SAPABAP1.KNA1", "columns": [{"name": "KUNNR"}]},
+    ...     {"name": "SAPABAP1.VBAK", "columns": [{"name": "KUNNR"}]}]})
+    >>> tree = sqlglot.parse_one("select * from kna1 k join VBAK on k.kunnr = vbak.kunnr")
+    >>> fold_short_names(tree, db).sql()
+    'SELECT * FROM SAPABAP1.KNA1 AS k JOIN SAPABAP1.VBAK AS VBAK ON k.kunnr = vbak.kunnr'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemarag.runtime.core.schema import Database
+
+_SUFFIXES: dict[int, tuple[Database, dict[str, list[str]]]] = {}  # id(db) -> (db, suffix -> names)
+
+
+def short_name_index(db: Database) -> dict[str, list[str]]:
+    """Every proper dotted suffix of the schema's qualified names (lower case) -> those names.
+
+    Built once per schema object (an import resolves thousands of statements against one); the
+    cost is linear in the tables."""
+    hit = _SUFFIXES.get(id(db))
+    if hit is not None and hit[0] is db:
+        return hit[1]
+    index: dict[str, list[str]] = {}
+    for table in db.tables:
+        parts = table.name.lower().split(".")
+        for start in range(1, len(parts)):
+            index.setdefault(".".join(parts[start:]), []).append(table.name)
+    if len(_SUFFIXES) >= 8:
+        _SUFFIXES.clear()
+    _SUFFIXES[id(db)] = (db, index)
+    return index
+
+
+def fold_short_names(tree: Any, db: Database, default_schema: str | None = None) -> Any:
+    """A copy of ``tree`` with each table name written shorter than the schema's full name
+    qualified as that name (the rules of the module docstring; ``default_schema``: the session's
+    schema, ``SAPABAP1`` or ``PROD.SAPABAP1``, any case); ``tree`` itself when nothing changes."""
+    from sqlglot import exp
+
+    index = short_name_index(db)
+    if not index:
+        return tree
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    refs = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
+    written = {id(t): _written(t) for t in refs}
+    short = [
+        t for t in refs
+        if db.table(written[id(t)]) is None and written[id(t)] in index
+        and not (not t.db and t.name.lower() in ctes)
+    ]  # fmt: skip
+    if not short:
+        return tree
+    picks = _picks(short, written, index, db, default_schema)
+    if not picks:
+        return tree
+    tree = tree.copy()  # a copy keeps the find_all order, so the references map by position
+    copies = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
+    for old, new in zip(refs, copies, strict=True):
+        name = picks.get(id(old))
+        if name is None:
+            continue
+        *qualifiers, last = name.split(".")
+        if not new.alias:
+            new.set("alias", exp.TableAlias(this=exp.to_identifier(new.name)))
+        new.set("this", exp.to_identifier(last))
+        new.set("db", exp.to_identifier(qualifiers[-1]) if qualifiers else None)
+        new.set("catalog", exp.to_identifier(".".join(qualifiers[:-1])) if len(qualifiers) > 1 else None)
+    return tree
+
+
+def _picks(
+    short: list[Any], written: dict[int, str], index: dict[str, list[str]], db: Database, default: str | None
+) -> dict[int, str]:
+    """Each shorter reference's table, where the rules of the module docstring name one."""
+    anchors = {_schema_of(db.table(w).name) for w in written.values() if db.table(w) is not None}
+    if not anchors:  # the one schema holding every shorter name, if there is one
+        common = set.intersection(*({_schema_of(n) for n in index[written[id(t)]]} for t in short))
+        anchors = common if len(common) == 1 else set()
+    session = default.strip().lower() if default and default.strip() else None
+    picks: dict[int, str] = {}
+    for t in short:
+        names = index[written[id(t)]]
+        if len(names) > 1 and session is not None:
+            names = [n for n in names if _same_schema(_schema_of(n), session)] or names
+        if len(names) > 1:
+            names = [n for n in names if _schema_of(n) in anchors]
+        if len(names) == 1:
+            picks[id(t)] = names[0]
+    return picks
+
+
+def _same_schema(qualifier: str, session: str) -> bool:
+    """``sapabap1`` and ``prod.sapabap1`` name the same schema, written with or without its
+    database."""
+    return qualifier == session or qualifier.endswith("." + session) or session.endswith("." + qualifier)
+
+
+def _written(table: Any) -> str:
+    """The table's name as the statement qualifies it, lower case (``sapabap1.kna1``)."""
+    return ".".join(p for p in (table.text("catalog"), table.text("db"), table.name) if p).lower()
+
+
+def _schema_of(name: str) -> str:
+    """Everything before a qualified name's last part (``sapabap1`` of ``SAPABAP1.KNA1``)."""
+    return name.lower().rpartition(".")[0]
