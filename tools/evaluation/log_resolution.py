@@ -11,7 +11,8 @@ in a session with a default schema (``USE SCHEMA``, ``search_path``, a default d
 * ``cut + schema``: the same, with the session's schema on the line (``schema``: what the
   first table's name was cut of), as Snowflake's ``SCHEMA_NAME`` gives it.
 
-and prints the statements kept (of those logged) and the table reads they resolve to.
+and prints the statements kept (of those logged), the table reads they resolve to and the join
+edges they log (a statement's edges times the times it was logged).
 
     python -m schemarag.tools.evaluation.log_resolution --warehouse <spider2_lite> \\
         --gold-sql <Spider2>/spider2-lite/evaluation_suite/gold/sql --work build/log_resolution
@@ -66,7 +67,7 @@ def cut_names(sql: str, dialect: str) -> tuple[str, str | None]:
 def measure(
     warehouse: Path, gold_sql: Path, work: Path, engines: Sequence[str], say: Callable[[str], None] = print
 ) -> dict[str, dict[str, int]]:
-    """Per variant: statements logged, kept, and the table reads of the kept ones."""
+    """Per variant: statements logged, kept, and the table reads and join edges of the kept ones."""
     from schemarag.assets.lib.query_history import open_queries
     from schemarag.tools.importers.query_log import history_dir
 
@@ -96,7 +97,8 @@ def measure(
             got = import_history(log, db, data / engine)  # keeps nothing: recorded, not raised
             stored = open_queries(history_dir(data / engine, db)).read().to_pylist() if got.kept else []
             reads = sum(len(r["tables"]) * r["count"] for r in stored)
-            out[variant].update(logged=len(texts), kept=got.kept, tables=reads)
+            edges = sum(len(r["joins"]) * r["count"] for r in stored)
+            out[variant].update(logged=len(texts), kept=got.kept, tables=reads, joins=edges)
         if i % 10 == 0 or i == len(by_db):
             say(f"{i}/{len(by_db)} databases")
     return {v: dict(c) for v, c in out.items()}
@@ -112,8 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     engines = args.engines.split(",")
     got = measure(args.warehouse, args.gold_sql, args.work, engines, lambda s: print(s, file=sys.stderr))
     for variant, c in got.items():
-        kept, logged, reads = c.get("kept", 0), c.get("logged", 0), c.get("tables", 0)
-        print(f"{variant:12s}  {kept} of {logged} statements kept, {reads} table reads")
+        kept, logged, reads, edges = (c.get(k, 0) for k in ("kept", "logged", "tables", "joins"))
+        print(f"{variant:12s}  {kept} of {logged} statements kept, {reads} table reads, {edges} join edges")
     return 0
 
 

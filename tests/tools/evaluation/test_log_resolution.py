@@ -55,11 +55,11 @@ def test_names_cut_to_their_last_part_still_resolve(warehouse: tuple[Path, Path]
     root, gold = warehouse
     got = measure(root, gold, tmp_path / "work", ["snowflake"], say=lambda s: None)
     # sf1 reads two tables, sf2 and sf4 one; sf3 names a table the catalog does not hold
-    assert got["as written"] == {"logged": 4, "kept": 3, "tables": 4}
+    assert got["as written"] == {"logged": 4, "kept": 3, "tables": 4, "joins": 1}
     # cut, sf1's VBAK is SAPABAP1's (KNA1 is), sf4's VBAK could be either schema's: not guessed
-    assert got["names cut"] == {"logged": 4, "kept": 2, "tables": 3}
+    assert got["names cut"] == {"logged": 4, "kept": 2, "tables": 3, "joins": 1}
     # with the session's schema on the line, sf4 resolves as the warehouse resolved it
-    assert got["cut + schema"] == {"logged": 4, "kept": 3, "tables": 4}
+    assert got["cut + schema"] == {"logged": 4, "kept": 3, "tables": 4, "joins": 1}
 
 
 def test_cli_prints_one_line_per_variant(
@@ -69,7 +69,7 @@ def test_cli_prints_one_line_per_variant(
     assert main(["--warehouse", str(root), "--gold-sql", str(gold), "--work", str(tmp_path / "w"),
                  "--engines", "snowflake"]) == 0  # fmt: skip
     assert capsys.readouterr().out.splitlines() == [
-        "as written    3 of 4 statements kept, 4 table reads",
-        "names cut     2 of 4 statements kept, 3 table reads",
-        "cut + schema  3 of 4 statements kept, 4 table reads",
+        "as written    3 of 4 statements kept, 4 table reads, 1 join edges",
+        "names cut     2 of 4 statements kept, 3 table reads, 1 join edges",
+        "cut + schema  3 of 4 statements kept, 4 table reads, 1 join edges",
     ]

@@ -16,7 +16,9 @@ Parsing happens here, at import, so the build only reads the stored facts. Per s
    as a session's default schema lets an analyst write them (:mod:`.short_names`); a statement
    reading no table of the schema is skipped (``no_known_table``);
 5. columns and equi-join edges are resolved with sqlglot's qualifier (aliases, CTEs, subqueries,
-   ``USING``, correlated references), as the validator's column check does; a CTE or subquery
+   ``USING``, correlated references), as the validator's column check does; an edge is an
+   equality of two tables' columns, each alone or inside a function of it (``CAST(a.k AS
+   INT) = b.k``), or a semi-join (``a.k IN (SELECT b.k FROM b)``); a CTE or subquery
    column is followed to the base table column it projects. When the qualifier cannot run, the
    tables are kept and the columns and joins are left empty.
 
@@ -261,26 +263,80 @@ def _columns_and_joins(
     )
     columns: list[tuple[str, str]] = []
     joins: list[tuple[str, str, str, str]] = []
-    for scope in traverse_scope(qualified):
+    scopes = list(traverse_scope(qualified))
+    by_select = {id(s.expression): s for s in scopes}
+    for scope in scopes:
         mine = {id(c) for c in scope.columns}
         for col in scope.columns:
             hit = _resolve(scope, col.table, col.name, db, 0)
             if hit is not None and hit not in columns:
                 columns.append(hit)
-        for eq in scope.expression.find_all(exp.EQ):
-            left, right = eq.left, eq.right
-            if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
-                continue
-            if id(left) not in mine or id(right) not in mine:
+        for left, right, inner in _key_pairs(scope.expression, by_select):
+            if id(left) not in mine or (inner is None and id(right) not in mine):
                 continue
             a = _resolve(scope, left.table, left.name, db, 0)
-            b = _resolve(scope, right.table, right.name, db, 0)
+            b = _resolve(inner or scope, right.table, right.name, db, 0)
             if a is None or b is None or a[0] == b[0]:
                 continue
             edge = (*min(a, b), *max(a, b))
             if edge not in joins:
                 joins.append(edge)
     return columns, joins
+
+
+def _key_pairs(expression: Any, by_select: dict[int, Any]) -> list[tuple[Any, Any, Any]]:
+    """The column pairs ``expression`` equates, as ``(left, right, scope of right or None)``:
+
+    * ``a.k = b.k``, also with a key wrapped in a function of it alone (``CAST(a.k AS INT)``,
+      ``UPPER(TRIM(a.k))``, ``LTRIM(a.k, '0')``): a key-less warehouse joins keys of mismatched
+      types and paddings this way;
+    * ``a.k IN (SELECT b.k FROM b ...)``, ``NOT IN``, ``= ANY (...)``: the semi-join (``right`` in
+      the subquery's scope).
+    """
+    from sqlglot import exp
+
+    out: list[tuple[Any, Any, Any]] = []
+    for eq in expression.find_all(exp.EQ):
+        left, right = _key_column(eq.left), _key_column(eq.right)
+        if left is not None and right is not None:
+            out.append((left, right, None))
+    for node in expression.find_all(exp.In, exp.EQ, exp.NEQ):
+        if isinstance(node, exp.In):
+            query = node.args.get("query")
+        else:  # = ANY (SELECT ...), and NOT IN as Snowflake's parser writes it: <> ALL (SELECT ...)
+            query = node.expression.this if isinstance(node.expression, exp.Any | exp.All) else None
+        select = query.this if isinstance(query, exp.Subquery) else query
+        left = _key_column(node.this)
+        if left is None or not isinstance(select, exp.Select) or len(select.expressions) != 1:
+            continue
+        projected = select.expressions[0]
+        right = _key_column(projected.this if isinstance(projected, exp.Alias) else projected)
+        inner = by_select.get(id(select))
+        if right is not None and inner is not None:
+            out.append((left, right, inner))
+    return out
+
+
+def _key_column(node: Any) -> Any:
+    """The column ``node`` is, or is a function of with no other column in it; else None.
+
+    >>> import sqlglot
+    >>> [_key_column(sqlglot.parse_one(s)) is not None for s in
+    ...  ("a.k", "CAST(a.k AS INT)", "LTRIM(a.k, '0')", "a.k + b.k", "SUM(a.k)", "COALESCE(a.k, b.k)")]
+    [True, True, True, False, False, False]
+    """
+    from sqlglot import exp
+
+    if isinstance(node, exp.Column):
+        return node
+    if not isinstance(node, exp.Func | exp.Paren) or isinstance(
+        node, exp.AggFunc | exp.Window | exp.Case | exp.If
+    ):
+        return None
+    if node.find(exp.Select) is not None:
+        return None
+    found = list(node.find_all(exp.Column))
+    return found[0] if len(found) == 1 else None
 
 
 def _resolve(scope: Any, alias: str, column: str, db: Database, depth: int) -> tuple[str, str] | None:
