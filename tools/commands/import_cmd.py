@@ -184,6 +184,13 @@ def _queries(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dialect", default=None, help="SQL dialect of the log (default: the schema's)")
     parser.add_argument("--append", action="store_true", help="add to the stored history (default: replace)")
     parser.add_argument(
+        "--default-schema",
+        default=None,
+        metavar="S",
+        help="the session's schema (search_path, default dataset) for statements whose log does not say "
+        "it: a table written without a schema that several schemas hold resolves there",
+    )
+    parser.add_argument(
         "--keep-literals",
         action="store_true",
         help="keep string and number literals (default: each becomes ?; logs carry customer data)",
@@ -262,6 +269,7 @@ def _run_queries(args: argparse.Namespace) -> int:
             append=args.append,
             keep_literals=args.keep_literals,
             limits=limits,
+            default_schema=args.default_schema,
         )
     print(report.summary(), file=sys.stderr)
     print(report.folder)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from schemarag.runtime.core.schema import Database
 from schemarag.tools.importers.query_log import import_queries
 from schemarag.tools.importers.query_log.short_names import fold_short_names
@@ -130,3 +132,30 @@ def test_a_schema_of_plain_names_is_untouched() -> None:
     db = Database.model_validate({"name": "s", "tables": [{"name": "orders", "columns": _cols("id")}]})
     tree = sqlglot.parse_one("select id from orders")
     assert fold_short_names(tree, db) is tree
+
+
+def test_default_schema_for_a_log_that_does_not_say_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pg_stat_statements and BigQuery's JOBS carry no session schema: ``--default-schema`` says it
+    (a search_path), and a line's own ``schema`` still wins."""
+    from schemarag.cli import main
+
+    data = write_schema(tmp_path / "schemas", ERP)
+    log = tmp_path / "log.jsonl"
+    items = "select p.matnr from vbak h join vbap p on p.vbeln = h.vbeln"
+    lines = [{"sql": items}, {"sql": items + " where h.netwr > 0", "schema": "SAPABAP1"}]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    args = ["import", "queries", "--db", "erp", "--data", str(data), str(log)]
+    assert main([*args, "--default-schema", "archive"]) == 0
+    capsys.readouterr()
+    assert sorted(tuple(sorted(r["tables"])) for r in rows(data, "erp")) == [
+        ("ARCHIVE.VBAK", "ARCHIVE.VBAP"),
+        ("SAPABAP1.VBAK", "SAPABAP1.VBAP"),
+    ]
+    # a schema no table lives in: one line naming it and the schemas there are; nothing replaced
+    assert main([*args, "--default-schema", "SALES"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--default-schema 'SALES': no table of erp is in that schema; pass one of archive, sapabap1" in err
+    assert len(rows(data, "erp")) == 2

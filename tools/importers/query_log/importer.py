@@ -36,6 +36,7 @@ from schemarag.runtime.core.names import check_name
 from schemarag.runtime.core.paths import did_you_mean, list_databases, schema_path
 from schemarag.runtime.core.schema import Database, load_schema
 from schemarag.tools.importers.limits import DEFAULT_LIMITS, ImportLimits, Warnings
+from schemarag.tools.importers.query_log.short_names import check_session_schema
 from schemarag.tools.importers.query_log.sources import Record, Source, records, resolve_source
 from schemarag.tools.importers.query_log.statements import (
     SKIP_REASONS,
@@ -209,6 +210,7 @@ class _Run:
         self.cache: dict[bytes, list[Any]] = {}  # raw text -> outcomes
         self.resolutions: dict[bytes, Parsed] = {}  # normalized text -> its resolution
         self.store: _Store | None = None
+        self.default_schema: str | None = None  # --default-schema: a record's own schema wins
 
     def skip(self, reason: str, where: str, detail: str = "") -> None:
         self.report.skipped[reason] += 1
@@ -270,7 +272,8 @@ class _Run:
             self.skip(record.skipped, record.where)
             return 0, 0
         kept = bad = 0
-        for parsed, reason, detail in self.outcomes(record.text, source.unwrap_ddl, record.schema):
+        schema = record.schema or self.default_schema
+        for parsed, reason, detail in self.outcomes(record.text, source.unwrap_ddl, schema):
             if reason:
                 self.skip(reason, record.where, detail)
                 bad += reason == "unparsable"
@@ -320,8 +323,11 @@ def import_queries(
     append: bool = False,
     keep_literals: bool = False,
     limits: ImportLimits = DEFAULT_LIMITS,
+    default_schema: str | None = None,
 ) -> QueryImportReport:
-    """Import the query log ``sources`` as the history of ``db`` (see the module docstring)."""
+    """Import the query log ``sources`` as the history of ``db`` (see the module docstring);
+    ``default_schema``: the session's schema of every statement whose source does not say it
+    (a ``search_path``, a default dataset), for table names written without one."""
     check_name(db, "database")
     if tenant is not None:
         check_name(tenant, "tenant")
@@ -331,6 +337,8 @@ def import_queries(
         )
     database, schema_file = _schema(data, db, tenant)
     dialect = _dialect(dialect or database.dialect)
+    if default_schema is not None:
+        default_schema = check_session_schema(database, default_schema)
     folder = layout.history_dir(data, db, tenant)
     report = QueryImportReport(database=db, folder=folder, warnings=Warnings(limits))
     resolved = [resolve_source(spec, report.warnings) for spec in sources]  # all errors before work
@@ -342,6 +350,7 @@ def import_queries(
         )
     folder.mkdir(parents=True, exist_ok=True)
     run = _Run(database, dialect, keep_literals, limits, report)
+    run.default_schema = default_schema
     run.store = _Store(folder)
     if previous is not None:
         _take_previous(run, folder)

@@ -123,6 +123,22 @@ def _same_schema(qualifier: str, session: str) -> bool:
     return qualifier == session or qualifier.endswith("." + session) or session.endswith("." + qualifier)
 
 
+def check_session_schema(db: Database, schema: str) -> str:
+    """``schema`` (``--default-schema``) when a table of ``db`` lives in it, else a one-line
+    :class:`ImportFormatError` naming the schemas there are."""
+    from schemarag.runtime.core.errors import ImportFormatError
+
+    wanted = schema.strip().lower()
+    qualifiers = sorted({_schema_of(t.name) for t in db.tables} - {""})
+    if not any(_same_schema(q, wanted) for q in qualifiers):
+        listed = ", ".join(qualifiers[:8]) + (", ..." if len(qualifiers) > 8 else "")
+        raise ImportFormatError(
+            f"--default-schema {schema!r}: no table of {db.name} is in that schema; "
+            + (f"pass one of {listed}" if qualifiers else "its tables are not schema-qualified: leave it out")
+        )
+    return schema.strip()
+
+
 def _written(table: Any) -> str:
     """The table's name as the statement qualifies it, lower case (``sapabap1.kna1``)."""
     return ".".join(p for p in (table.text("catalog"), table.text("db"), table.name) if p).lower()
