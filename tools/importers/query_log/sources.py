@@ -328,10 +328,11 @@ def export_records(source: Source, limits: ImportLimits) -> Iterator[Record]:
             )
 
 
-def _session_schema(database: str | None, schema: str | None) -> str | None:
+def _session_schema(database: object, schema: object) -> str | None:
     """``DATABASE.SCHEMA`` of the session (or the schema alone), as the log's columns give it;
     an unload's NULL (``\\N``, ``NULL``) is no schema."""
-    database, schema = (v.strip() if v and v.strip() not in _NULLS else None for v in (database, schema))
+    database, schema = (str(v).strip() if v is not None and str(v).strip() not in _NULLS else None
+                        for v in (database, schema))  # fmt: skip
     if not schema:
         return None
     return f"{database}.{schema}" if database else schema
