@@ -203,14 +203,22 @@ def _dialect(name: str) -> str:
 class _Run:
     """One import: the store, the counters and the parse cache."""
 
-    def __init__(self, db: Database, dialect: str, keep_literals: bool, limits: ImportLimits, report) -> None:
+    def __init__(
+        self,
+        db: Database,
+        dialect: str,
+        keep_literals: bool,
+        limits: ImportLimits,
+        report,
+        default_schema: str | None = None,
+    ) -> None:
         self.db, self.dialect, self.keep = db, dialect, keep_literals
+        self.default_schema = default_schema  # --default-schema: a record's own schema wins
         self.limits, self.report = limits, report
         self.sql_limits = sql_limits(limits.field_bytes)
         self.cache: dict[bytes, list[Any]] = {}  # raw text -> outcomes
         self.resolutions: dict[bytes, Parsed] = {}  # normalized text -> its resolution
         self.store: _Store | None = None
-        self.default_schema: str | None = None  # --default-schema: a record's own schema wins
 
     def skip(self, reason: str, where: str, detail: str = "") -> None:
         self.report.skipped[reason] += 1
@@ -349,8 +357,7 @@ def import_queries(
             f"--dialect {previous.get('dialect')}, or re-import without --append to replace it"
         )
     folder.mkdir(parents=True, exist_ok=True)
-    run = _Run(database, dialect, keep_literals, limits, report)
-    run.default_schema = default_schema
+    run = _Run(database, dialect, keep_literals, limits, report, default_schema)
     run.store = _Store(folder)
     if previous is not None:
         _take_previous(run, folder)

@@ -11,7 +11,8 @@ query must run without the session's default), so it lives on the import side on
 statement is stored: the stored SQL (and so a past query shown as an example) names its tables
 as the DDL does.
 
-* a name the schema knows as written is left alone (a CTE of that name too);
+* a name the schema knows as written, or as ``schemarag validate`` folds a longer one
+  (``PROD.SAPABAP1.KNA1``), is left alone (a CTE of that name too);
 * a shorter name that ends exactly one of the schema's names (``.kna1`` of ``sapabap1.kna1``,
   any case) becomes that table;
 * a shorter name that ends several (``VBAK`` in two schemas) becomes the one in the session's
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from schemarag.app.querygen.qualified_names import qualified_table, written_name
 from schemarag.runtime.core.schema import Database
 
 _SUFFIXES: dict[int, tuple[Database, dict[str, list[str]]]] = {}  # id(db) -> (db, suffix -> names)
@@ -70,15 +72,16 @@ def fold_short_names(tree: Any, db: Database, default_schema: str | None = None)
         return tree
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     refs = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
-    written = {id(t): _written(t) for t in refs}
+    written = {id(t): written_name(t) for t in refs}
+    known = {id(t): db.table(written[id(t)]) or qualified_table(t, db) for t in refs}  # as validated
     short = [
         t for t in refs
-        if db.table(written[id(t)]) is None and written[id(t)] in index
-        and not (not t.db and t.name.lower() in ctes)
+        if known[id(t)] is None and written[id(t)] in index and not (not t.db and t.name.lower() in ctes)
     ]  # fmt: skip
     if not short:
         return tree
-    picks = _picks(short, written, index, db, default_schema)
+    anchors = {_schema_of(k.name) for k in known.values() if k is not None}
+    picks = _picks(short, [index[written[id(t)]] for t in short], anchors, default_schema)
     if not picks:
         return tree
     tree = tree.copy()  # a copy keeps the find_all order, so the references map by position
@@ -97,17 +100,17 @@ def fold_short_names(tree: Any, db: Database, default_schema: str | None = None)
 
 
 def _picks(
-    short: list[Any], written: dict[int, str], index: dict[str, list[str]], db: Database, default: str | None
+    short: list[Any], candidates: list[list[str]], anchors: set[str], default: str | None
 ) -> dict[int, str]:
-    """Each shorter reference's table, where the rules of the module docstring name one."""
-    anchors = {_schema_of(db.table(w).name) for w in written.values() if db.table(w) is not None}
+    """Each shorter reference's table (``candidates``: the schema's names it ends, per reference),
+    where the rules of the module docstring name one; ``anchors``: the schemas of the tables the
+    statement names in full."""
     if not anchors:  # the one schema holding every shorter name, if there is one
-        common = set.intersection(*({_schema_of(n) for n in index[written[id(t)]]} for t in short))
+        common = set.intersection(*({_schema_of(n) for n in names} for names in candidates))
         anchors = common if len(common) == 1 else set()
     session = default.strip().lower() if default and default.strip() else None
     picks: dict[int, str] = {}
-    for t in short:
-        names = index[written[id(t)]]
+    for t, names in zip(short, candidates, strict=True):
         if len(names) > 1 and session is not None:
             names = [n for n in names if _same_schema(_schema_of(n), session)] or names
         if len(names) > 1:
@@ -137,11 +140,6 @@ def check_session_schema(db: Database, schema: str) -> str:
             + (f"pass one of {listed}" if qualifiers else "its tables are not schema-qualified: leave it out")
         )
     return schema.strip()
-
-
-def _written(table: Any) -> str:
-    """The table's name as the statement qualifies it, lower case (``sapabap1.kna1``)."""
-    return ".".join(p for p in (table.text("catalog"), table.text("db"), table.name) if p).lower()
 
 
 def _schema_of(name: str) -> str:

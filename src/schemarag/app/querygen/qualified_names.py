@@ -37,7 +37,7 @@ def fold_qualified_tables(tree: Any, db: Database) -> Any:
             continue
         parts = [table.text("catalog"), table.text("db"), table.name]
         names = [".".join(p for p in parts[start:] if p) for start in range(len(parts))]  # longest first
-        known = next((db.table(n) for n in names if "." in n and db.table(n) is not None), None)
+        known = qualified_table(table, db)
         if known is None and db.table(names[0]) is None:
             known = next((f for n in names for f in families if _in_family(f, n)), None)
         if known is not None:
@@ -47,6 +47,19 @@ def fold_qualified_tables(tree: Any, db: Database) -> Any:
             if not table.alias:
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(parts[-1])))
     return tree
+
+
+def written_name(table: Any) -> str:
+    """A table reference's name as the query qualifies it, lower case (``sales.orders``)."""
+    return ".".join(p for p in (table.text("catalog"), table.text("db"), table.name) if p).lower()
+
+
+def qualified_table(table: Any, db: Database) -> Any:
+    """The schema table a qualified reference names: the longest of its dotted suffixes the
+    schema knows (``proj.sales.orders`` -> ``sales.orders``), or None (a plain name, or unknown)."""
+    parts = written_name(table).split(".")
+    names = (".".join(parts[start:]) for start in range(len(parts) - 1))  # longest first, dotted
+    return next((db.table(n) for n in names if db.table(n) is not None), None)
 
 
 def _in_family(family: Any, name: str) -> bool:

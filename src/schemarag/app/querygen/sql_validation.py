@@ -213,7 +213,9 @@ def _qualified_hint(table: Any, db: Database) -> str:
     """The schema's full relation names that end with what the query wrote (``ga4.users`` ->
     ``other-proj.ga4.users``): a warehouse resolves a shorter name against a default catalog
     the focused schema does not know, so the query should use the name the DDL shows."""
-    written = ".".join(p for p in (table.text("catalog"), table.text("db"), table.name) if p).lower()
+    from schemarag.app.querygen.qualified_names import written_name
+
+    written = written_name(table)
     hits = [t.name for t in db.tables if t.name.lower().endswith("." + written)]
     return ", ".join(hits[:3])
 
