@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 QUESTION ?= Which accounts have unpaid invoices older than 30 days, and who is their sales rep?
 
-.PHONY: install demo test lint bench eval-bird eval-history-coded eval-warehouse check-base-install check-distributed clean
+.PHONY: install demo test lint bench eval-bird eval-history-coded eval-history-flat eval-warehouse check-base-install check-distributed clean
 
 install: $(VENV)/.installed
 
@@ -77,9 +77,10 @@ eval-bird: install
 CODED := build/coded
 CODED_EVAL := nice $(BIN)/schemarag eval --questions $(CODED)/src/questions.json \
   --no-baselines --budgets 5,10,20 --query-log-folds 5
+CODED_SRC := $(BIN)/python -m schemarag.tools.evaluation.coded_names --tables $(BT) $(DESC) \
+  --questions $(BIRD)/bird_dev/dev.json --dev-only $(CODED)/src/dev_tables.json --out $(CODED)/src --flat coded_flat
 eval-history-coded: install
-	$(BIN)/python -m schemarag.tools.evaluation.coded_names --tables $(BT) $(DESC) \
-	  --questions $(BIRD)/bird_dev/dev.json --dev-only $(CODED)/src/dev_tables.json --out $(CODED)/src
+	$(CODED_SRC)
 	$(IMPORT) --tables $(CODED)/src/dev_tables.json --descriptions $(CODED)/src/descriptions \
 	  --strip-foreign-keys --out $(CODED)/dev_nofk
 	$(IMPORT) --tables $(CODED)/src/tables.json --descriptions $(CODED)/src/descriptions \
@@ -95,6 +96,20 @@ eval-history-coded: install
 	nice $(BIN)/schemarag build --data $(CODED)/catalog --artifacts $(CODED)/artifacts_catalog
 	$(CODED_EVAL) --artifacts $(CODED)/artifacts_catalog --data $(CODED)/catalog --per-db \
 	  --folds-work build/folds/coded_catalog --out reports/coded/catalog_perdb.json
+
+# The same coded set as one flat database of 597 key-less tables (docs/query-history.md "One flat
+# database"): nothing routes a question to its source database, as nothing does in a warehouse
+# of hundreds of tables in one schema. Per-question rows in reports/coded/flat_predictions.jsonl.
+# About 30 minutes.
+eval-history-flat: install
+	$(CODED_SRC)
+	$(IMPORT) --tables $(CODED)/src/flat/tables.json --descriptions $(CODED)/src/flat/descriptions \
+	  --strip-foreign-keys --out $(CODED)/flat
+	nice $(BIN)/schemarag build --data $(CODED)/flat --artifacts $(CODED)/artifacts_flat
+	nice $(BIN)/schemarag eval --questions $(CODED)/src/flat/questions.json --no-baselines --budgets 5,10,20 \
+	  --query-log-folds 5 --artifacts $(CODED)/artifacts_flat --data $(CODED)/flat --per-db \
+	  --folds-work build/folds/coded_flat --out reports/coded/flat.json \
+	  --predictions reports/coded/flat_predictions.jsonl
 
 # Warehouse retrieval evaluation (issue 25) on Spider 2.0-lite's catalog exports: every database
 # imported with `schemarag import catalog` (shards collapsed as exported), built (niced; cached

@@ -338,6 +338,7 @@ def _query_log_folds(args: argparse.Namespace, questions: list, config: object) 
         with_questions=args.with_questions,
         keep_literals=args.keep_literals,
         say=lambda line: print(line, file=sys.stderr, flush=True),
+        predictions=Path(args.predictions) if args.predictions else None,
     )
     write_json(payload, args.json_out)
     if args.json_stdout:

@@ -18,11 +18,17 @@ question's words on nothing but its literals (stripped by default).
 
     python -m schemarag.tools.evaluation.coded_names --tables dev_tables.json[,train_tables.json]
         --descriptions <bird_dev>/descriptions --questions <bird_dev>/dev.json --out DIR
-        [--dev-only DIR/dev_tables.json]
+        [--dev-only DIR/dev_tables.json] [--flat NAME]
 
 writes ``DIR/tables.json`` (every database, coded), ``DIR/descriptions/<db>/<code>.csv`` (the
 dictionary), ``DIR/questions.json`` (the questions, their SQL coded) and ``DIR/codes.json`` (the
 renaming, to read results by); ``make eval-history-coded`` runs it and the evaluation.
+
+``--flat NAME`` also writes the same set as *one* database ``NAME`` holding every coded table, in
+``DIR/flat/`` (``tables.json``, ``descriptions/NAME/``, ``questions.json`` asking ``NAME``): the
+shape of that warehouse, hundreds of key-less coded tables in one schema, where nothing routes a
+question to its source database first (a union index does) and the history's co-usage and joins
+are what tell one subject's tables from another's.
 """
 
 from __future__ import annotations
@@ -132,6 +138,44 @@ def coded_sql(sql: str, codes: Codes) -> str | None:
     return tree.sql(dialect="sqlite")
 
 
+def flat_entry(coded: Sequence[dict[str, Any]], name: str) -> dict[str, Any]:
+    """One ``tables.json`` entry ``name`` holding every table of the coded entries ``coded``,
+    their column, key and FK indices moved with them. Raises ValueError when two databases'
+    tables have one code (a flat set could not tell them apart; BIRD's 597 have none).
+
+    >>> a = {"db_id": "a", "table_names_original": ["AAA1"], "table_names": ["x"],
+    ...      "column_names_original": [[-1, "*"], [0, "KEYAA"]], "column_names": [[-1, "*"], [0, "KEYAA"]],
+    ...      "column_types": ["text", "integer"], "primary_keys": [1], "foreign_keys": []}
+    >>> b = {**a, "db_id": "b", "table_names_original": ["BBB2"], "primary_keys": [[1]]}
+    >>> f = flat_entry([a, b], "flat")
+    >>> f["table_names_original"], f["column_names_original"], f["primary_keys"]
+    (['AAA1', 'BBB2'], [[-1, '*'], [0, 'KEYAA'], [1, 'KEYAA']], [1, [2]])
+    """
+    out: dict[str, Any] = {"db_id": name, "table_names_original": [], "table_names": [],
+                           "column_names_original": [[-1, "*"]], "column_names": [[-1, "*"]],
+                           "column_types": ["text"], "primary_keys": [], "foreign_keys": []}  # fmt: skip
+    seen: dict[str, str] = {}
+    for entry in coded:
+        db = str(entry["db_id"])
+        for code in entry.get("table_names_original") or []:
+            if code in seen:
+                raise ValueError(f"table code {code} is in both {seen[code]} and {db}: no flat set")
+            seen[code] = db
+        t_off = len(out["table_names_original"])
+        c_off = len(out["column_names_original"]) - 1  # column 0 is "*" in every entry
+        out["table_names_original"] += list(entry.get("table_names_original") or [])
+        out["table_names"] += list(entry.get("table_names") or entry.get("table_names_original") or [])
+        names, shown = entry["column_names_original"], entry["column_names"]
+        for (t, code), (_, natural), kind in list(zip(names, shown, entry["column_types"], strict=True))[1:]:
+            out["column_names_original"].append([t + t_off, code])
+            out["column_names"].append([t + t_off, natural])
+            out["column_types"].append(kind)
+        for pk in entry.get("primary_keys") or []:
+            out["primary_keys"].append([k + c_off for k in pk] if isinstance(pk, list) else pk + c_off)
+        out["foreign_keys"] += [[a + c_off, b + c_off] for a, b in entry.get("foreign_keys") or []]
+    return out
+
+
 def write_dictionary(entry: dict[str, Any], files: dict[str, Path] | None, target: Path, codes: Codes) -> int:
     """The database's data dictionary as BIRD ``<table>.csv`` files named by the tables' codes:
     one row per column with its code (``original_column_name``), its short text (BIRD's
@@ -178,6 +222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="also write the coded entries of the questions' databases here (a per-database set)",
     )
+    parser.add_argument(
+        "--flat",
+        metavar="NAME",
+        help="also write DIR/flat/: every coded table in one database NAME, the questions asking it",
+    )
     args = parser.parse_args(argv)
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -215,7 +264,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(entries)} database(s) coded, {files} dictionary file(s), {len(kept)} question(s) "
         f"rewritten, {dropped} dropped (SQL sqlglot cannot parse) -> {args.out}"
     )
+    if args.flat:
+        _write_flat(args.out, args.flat, coded, kept)
     return 0
+
+
+def _write_flat(out: Path, name: str, coded: list[dict[str, Any]], questions: list[dict[str, Any]]) -> None:
+    """``out/flat/``: :func:`flat_entry` of ``coded``, the dictionary files of every database
+    in one folder (the codes are unique across them), the questions asking ``name``."""
+    import shutil
+
+    flat = out / "flat"
+    try:
+        entry = flat_entry(coded, name)
+    except ValueError as exc:
+        raise SystemExit(f"--flat {name}: {exc}") from None
+    target = flat / "descriptions" / name
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for entry_db in coded:
+        for path in sorted((out / "descriptions" / str(entry_db["db_id"])).glob("*.csv")):
+            shutil.copyfile(path, target / path.name)
+    (flat / "tables.json").write_text(json.dumps([entry]), encoding="utf-8")
+    asked = [{**q, "db_id": name} for q in questions]
+    (flat / "questions.json").write_text(json.dumps(asked, indent=1), encoding="utf-8")
+    print(f"one database {name} of {len(entry['table_names_original'])} tables -> {flat}")
 
 
 if __name__ == "__main__":

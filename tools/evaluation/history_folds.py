@@ -215,10 +215,13 @@ def run_folds(
     with_questions: bool = False,
     keep_literals: bool = False,
     say: Callable[[str], None] = print,
+    predictions: Path | None = None,
 ) -> dict[str, Any]:
     """The fold evaluation of the module docstring; ``config`` is the harness's ``EvalConfig``
     (``data`` and ``artifacts``: the user's import folder and its history-less index);
-    ``keep_literals``: imported as ``import queries --keep-literals`` would (values kept)."""
+    ``keep_literals``: imported as ``import queries --keep-literals`` would (values kept);
+    ``predictions``: a ``.jsonl`` of :func:`fold_predictions` (what each question kept without
+    the history, with it under the shipped knobs and under the knobs held out)."""
     from schemarag.pipelines.build import build_databases
     from schemarag.runtime.core.schema import load_schema
     from schemarag.tools.importers.query_log.importer import import_queries
@@ -284,6 +287,12 @@ def run_folds(
     dbs = [q.db_id for q in questions]
     complete = [[r for r in recs if r is not None] for recs in per_knob]
     held, chosen, overall = lodo(complete, dbs, budgets, key, table_recall)
+    if predictions is not None:
+        rows = fold_predictions(questions, folds, without, shipped, held)
+        predictions.parent.mkdir(parents=True, exist_ok=True)
+        with open(predictions, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        say(f"wrote {len(rows)} question(s) to {predictions}")
     return {
         "protocol": (
             f"{k}-fold per database; fold k's history is the other folds' gold SQL"
@@ -312,6 +321,41 @@ def run_folds(
             for (keys, weak), recs in zip(COLUMN_GRID, per_columns, strict=True)
         ],
     }
+
+
+def fold_predictions(
+    questions: Sequence[Any],
+    folds: Sequence[int],
+    without: Sequence[dict[str, Any]],
+    shipped: Sequence[dict[str, Any] | None],
+    held: Sequence[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Per question, its fold and the tables kept per budget without a history, with it under
+    the shipped knobs and under the knobs chosen without its database: where the history gained
+    or lost a question, and what is still missed (the warehouse folds write the same rows).
+
+    >>> q = type("Q", (), {"question_id": 7, "db_id": "a", "question": "how many?"})()
+    >>> rec = lambda *t: {"kept_by_budget": {5: list(t)}, "gold_tables": ["x", "y"]}
+    >>> fold_predictions([q], [2], [rec("x")], [rec("x", "y")], [rec("y", "x")])[0]["kept_held_out"]
+    {'5': ['y', 'x']}
+    """
+
+    def kept(record: dict[str, Any] | None) -> dict[str, list[str]]:
+        return {str(b): list(t) for b, t in (record or {}).get("kept_by_budget", {}).items()}
+
+    return [
+        {
+            "question_id": q.question_id,
+            "db": q.db_id,
+            "fold": folds[i],
+            "question": q.question,
+            "gold": without[i].get("gold_tables", []),
+            "kept_without": kept(without[i]),
+            "kept_shipped": kept(shipped[i]),
+            "kept_held_out": kept(held[i]),
+        }
+        for i, q in enumerate(questions)
+    ]
 
 
 def column_records(

@@ -79,3 +79,54 @@ def test_codes_are_deterministic_and_shared_by_same_named_columns() -> None:
     assert one == two
     assert set(one.columns) == {"id", "x"}  # `id` of a and `ID` of b: one code, as an ERP key
     assert len(set(one.tables.values())) == 2
+
+
+def test_flat_holds_every_databases_tables_in_one_and_the_gold_still_reads_them(tmp_path: Path) -> None:
+    """``--flat NAME``: the shape of a warehouse of hundreds of coded tables in one schema."""
+    entry = json.loads((FIXTURE / "tables.json").read_text())[0]
+    questions = json.loads((FIXTURE / "questions.json").read_text())
+    copy = "debit_card_copy"  # a second database: its codes differ (they hash the database's name)
+    (tmp_path / "tables.json").write_text(json.dumps([entry, {**entry, "db_id": copy}]))
+    (tmp_path / "questions.json").write_text(
+        json.dumps(questions + [{**q, "db_id": copy} for q in questions])
+    )
+    out = tmp_path / "coded"
+    argv = ["--tables", str(tmp_path / "tables.json"), "--descriptions", str(FIXTURE / "descriptions"),
+            "--questions", str(tmp_path / "questions.json"), "--out", str(out),
+            "--flat", "warehouse"]  # fmt: skip
+    assert main(argv) == 0
+    per_db, flat = tmp_path / "per_db", tmp_path / "flat"
+    import_catalog([out / "tables.json"], per_db, descriptions=out / "descriptions", strip_foreign_keys=True)
+    import_catalog([out / "flat" / "tables.json"], flat, descriptions=out / "flat" / "descriptions",
+                   strip_foreign_keys=True)  # fmt: skip
+    one = load_schema(flat / "warehouse.json")
+    sources = [load_schema(per_db / f"{db}.json") for db in (DB, copy)]
+    assert sorted(t.name for t in one.tables) == sorted(t.name for s in sources for t in s.tables)
+    assert len(one.tables) == 2 * len(entry["table_names_original"])
+    by_name = {t.name: t for t in one.tables}
+    for source in sources:  # every table keeps its columns, keys and dictionary text
+        for t in source.tables:
+            moved = by_name[t.name]
+            assert [(c.name, c.primary_key, c.description) for c in moved.columns] == [
+                (c.name, c.primary_key, c.description) for c in t.columns
+            ]
+            assert moved.description.split(" (")[0] == t.description.split(" (")[0]
+    asked = json.loads((out / "flat" / "questions.json").read_text())
+    coded = json.loads((out / "questions.json").read_text())
+    assert {q["db_id"] for q in asked} == {"warehouse"} and len(asked) == len(coded)
+    views = {s.name: SchemaView(s) for s in sources}
+    view = SchemaView(one)
+    for q, r in zip(coded, asked, strict=True):  # the gold reads the same coded tables in the flat one
+        assert r["SQL"] == q["SQL"]
+        assert gold_from_sql(r["SQL"], view).tables == gold_from_sql(q["SQL"], views[q["db_id"]]).tables
+
+
+def test_flat_refuses_two_databases_with_one_table_code() -> None:
+    import pytest
+
+    from schemarag.tools.evaluation.coded_names import flat_entry
+
+    entry = {"db_id": "a", "table_names_original": ["AAA1"], "column_names_original": [[-1, "*"]],
+             "column_names": [[-1, "*"]], "column_types": ["text"]}  # fmt: skip
+    with pytest.raises(ValueError, match="AAA1 is in both a and b"):
+        flat_entry([entry, {**entry, "db_id": "b"}], "flat")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from schemarag.cli import main
 from schemarag.runtime.core.schema import load_schema
 from schemarag.runtime.ranking.config import DEFAULT_COLUMN_POLICY, SHIPPED
@@ -108,10 +110,21 @@ def test_query_log_folds_import_and_build_the_other_folds_sql(
     cached = [work / "k2_f1" / f"fold{f}" / "scored.pkl" for f in range(2)]
     cached.append(work / "k2_f1" / "scored_without.pkl")
     stamps = [p.stat().st_mtime_ns for p in cached]
-    assert main(argv) == 0
+    assert main([*argv, "--predictions", str(tmp_path / "pred.jsonl")]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["cross_validated"] == payload["cross_validated"]
     assert [p.stat().st_mtime_ns for p in cached] == stamps
+
+    # --predictions: each question's kept tables without, shipped and held out, as the figures
+    rows = [json.loads(line) for line in (tmp_path / "pred.jsonl").read_text().splitlines()]
+    assert [r["question_id"] for r in rows] == [q.question_id for q in questions]
+    assert [r["fold"] for r in rows] == folds
+    settings = {"without": "without_history", "shipped": "with_history_shipped"}
+    settings["held_out"] = "cross_validated"
+    for setting, key in settings.items():
+        for b in ("5", "15"):
+            complete = sum(set(r["gold"]) <= set(r[f"kept_{setting}"][b]) for r in rows) / len(rows)
+            assert complete == pytest.approx(payload[key]["complete_recall"][b]), (setting, b)
 
     assert main(["eval", *argv[1:10], "-q", "--json"]) == 0
     plain = json.loads(capsys.readouterr().out)
