@@ -16,7 +16,6 @@ of each database, imported and built under ``--folds-work``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,9 +173,9 @@ def run_warehouse(args: argparse.Namespace) -> int:
         path = plot_recall(shown, budgets, Path(args.chart), f"{title} ({label})")
         say(f"wrote {path}")
     if args.predictions:
-        Path(args.predictions).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.predictions, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r.prediction()) + "\n" for r in run.records[0])
+        from schemarag.tools.evaluation.history_folds import write_predictions
+
+        write_predictions(Path(args.predictions), (r.prediction() for r in run.records[0]))
     if args.json_out:
         write_json(payload, args.json_out)
         say(f"wrote {args.json_out}")

@@ -31,7 +31,7 @@ import json
 import logging
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -288,11 +288,8 @@ def run_folds(
     complete = [[r for r in recs if r is not None] for recs in per_knob]
     held, chosen, overall = lodo(complete, dbs, budgets, key, table_recall)
     if predictions is not None:
-        rows = fold_predictions(questions, folds, without, shipped, held)
-        predictions.parent.mkdir(parents=True, exist_ok=True)
-        with open(predictions, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        say(f"wrote {len(rows)} question(s) to {predictions}")
+        n = write_predictions(predictions, fold_predictions(questions, folds, without, shipped, held))
+        say(f"wrote {n} question(s) to {predictions}")
     return {
         "protocol": (
             f"{k}-fold per database; fold k's history is the other folds' gold SQL"
@@ -321,6 +318,18 @@ def run_folds(
             for (keys, weak), recs in zip(COLUMN_GRID, per_columns, strict=True)
         ],
     }
+
+
+def write_predictions(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    """A ``--predictions`` file: one JSON object a line (the BIRD and warehouse folds and the
+    warehouse evaluation write theirs here); returns the rows written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+            n += 1
+    return n
 
 
 def fold_predictions(

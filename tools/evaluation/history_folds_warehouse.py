@@ -32,7 +32,6 @@ What differs from BIRD:
 from __future__ import annotations
 
 import collections
-import json
 import shutil
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -48,6 +47,7 @@ from schemarag.tools.evaluation.history_folds import (
     describe,
     history_grid,
     write_histories,
+    write_predictions,
 )
 from schemarag.tools.evaluation.warehouse import (
     Record,
@@ -362,11 +362,8 @@ def _payload(
         payload["cross_validation"] = _held_out(run, budgets)
     if predictions is not None:
         chosen = payload.get("cross_validation", {}).get("chosen_per_held_out_db", {})
-        rows = fold_predictions(run, without, chosen)
-        predictions.parent.mkdir(parents=True, exist_ok=True)
-        with open(predictions, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(row) + "\n" for row in rows)
-        say(f"wrote {len(rows)} question(s) to {predictions}")
+        n = write_predictions(predictions, fold_predictions(run, without, chosen))
+        say(f"wrote {n} question(s) to {predictions}")
     return payload
 
 

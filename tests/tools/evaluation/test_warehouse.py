@@ -111,9 +111,17 @@ def test_eval_warehouse_imports_builds_and_scores_a_folder(tmp_path: Path) -> No
     assert per[0]["complete_recall"]["all"] == rows["all"]["complete_recall"]
     assert (tmp_path / "c.png").stat().st_size > 0
     assert "raw tables" in done.stderr and "CR@3" in done.stdout
-    # a rerun imports nothing again and builds nothing new (cached under --work)
-    again = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    # a rerun imports nothing again and builds nothing new (cached under --work); --predictions
+    # writes each question's kept tables, the figures above
+    preds = tmp_path / "preds" / "p.jsonl"
+    again = subprocess.run([*cmd, "--predictions", str(preds)], capture_output=True, text=True, check=False)
     assert again.returncode == 0 and "unchanged" in again.stderr
+    lines = [json.loads(line) for line in preds.read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["question_id"] for r in lines) == ["q1", "q2", "q3"]
+    gold = [{g.lower() for g in r["gold"]} for r in lines]
+    kept = [{k.lower() for k in r["kept"]["3"]} for r in lines]
+    complete = sum(bool(g) and g <= k for g, k in zip(gold, kept, strict=True))
+    assert complete / len(lines) == rows["all"]["complete_recall"]["3"]
 
     # as served (--focus): the tables Retriever.search gives, and the served text's context ratio
     served = tmp_path / "served.json"

@@ -295,12 +295,13 @@ def _key_pairs(expression: Any, by_select: dict[int, Any]) -> list[tuple[Any, An
     """
     from sqlglot import exp
 
-    out: list[tuple[Any, Any, Any]] = []
-    for eq in expression.find_all(exp.EQ):
-        left, right = _key_column(eq.left), _key_column(eq.right)
-        if left is not None and right is not None:
-            out.append((left, right, None))
-    for node in expression.find_all(exp.In, exp.EQ, exp.NEQ):
+    pairs: list[tuple[Any, Any, Any]] = []
+    semi: list[tuple[Any, Any, Any]] = []  # listed after the equalities
+    for node in expression.find_all(exp.In, exp.EQ, exp.NEQ):  # one walk over the scope
+        if isinstance(node, exp.EQ):
+            left, right = _key_column(node.left), _key_column(node.right)
+            if left is not None and right is not None:
+                pairs.append((left, right, None))
         if isinstance(node, exp.In):
             query = node.args.get("query")
         else:  # = ANY (SELECT ...), and NOT IN as Snowflake's parser writes it: <> ALL (SELECT ...)
@@ -313,8 +314,8 @@ def _key_pairs(expression: Any, by_select: dict[int, Any]) -> list[tuple[Any, An
         right = _key_column(projected.this if isinstance(projected, exp.Alias) else projected)
         inner = by_select.get(id(select))
         if right is not None and inner is not None:
-            out.append((left, right, inner))
-    return out
+            semi.append((left, right, inner))
+    return pairs + semi
 
 
 def _key_column(node: Any) -> Any:

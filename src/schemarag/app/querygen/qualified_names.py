@@ -59,7 +59,7 @@ def qualified_table(table: Any, db: Database) -> Any:
     schema knows (``proj.sales.orders`` -> ``sales.orders``), or None (a plain name, or unknown)."""
     parts = written_name(table).split(".")
     names = (".".join(parts[start:]) for start in range(len(parts) - 1))  # longest first, dotted
-    return next((db.table(n) for n in names if db.table(n) is not None), None)
+    return next((t for n in names if (t := db.table(n)) is not None), None)
 
 
 def _in_family(family: Any, name: str) -> bool:
