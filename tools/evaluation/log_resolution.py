@@ -9,7 +9,10 @@ in a session with a default schema (``USE SCHEMA``, ``search_path``, a default d
 * ``as written``: the gold SQL as the repository holds it;
 * ``names cut``: every table name cut to its last part, as such a session would log it;
 * ``cut + schema``: the same, with the session's schema on the line (``schema``: what the
-  first table's name was cut of), as Snowflake's ``SCHEMA_NAME`` gives it.
+  first table's name was cut of), as Snowflake's ``SCHEMA_NAME`` gives it;
+* ``cut + referenced``: the names cut, with the tables the statement read in full on the line
+  (``referenced_tables``: its table names as written), as BigQuery's JOBS ``referenced_tables``
+  and Snowflake's ACCESS_HISTORY ``direct_objects_accessed`` give them.
 
 and prints the statements kept (of those logged), the table reads they resolve to and the join
 edges they log (a statement's edges times the times it was logged).
@@ -35,16 +38,17 @@ from schemarag.tools.evaluation.history_folds_warehouse import import_history, l
 from schemarag.tools.evaluation.warehouse import load_warehouse_questions
 from schemarag.tools.evaluation.warehouse_prep import ENGINE_DIALECTS, _importer_stamp, discover, import_one
 
-VARIANTS = ("as written", "names cut", "cut + schema")
+VARIANTS = ("as written", "names cut", "cut + schema", "cut + referenced")
 
 
-def cut_names(sql: str, dialect: str) -> tuple[str, str | None]:
+def cut_names(sql: str, dialect: str) -> tuple[str, str | None, list[str]]:
     """``sql`` with every table name cut to its last part (``a.b.c`` -> ``c``), as a session
-    with a default schema would log it, and what the first name was cut of (the session's
-    schema); the text itself when it does not parse.
+    with a default schema would log it, what the first name was cut of (the session's schema)
+    and the names as written (the tables the warehouse would say it read); the text itself when
+    it does not parse.
 
     >>> cut_names("select * from proj.ds.t join ds.u using (id)", "bigquery")
-    ('SELECT * FROM t JOIN u USING (id)', 'proj.ds')
+    ('SELECT * FROM t JOIN u USING (id)', 'proj.ds', ['proj.ds.t', 'ds.u'])
     """
     import sqlglot
     from sqlglot import exp
@@ -52,16 +56,18 @@ def cut_names(sql: str, dialect: str) -> tuple[str, str | None]:
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
     except Exception:
-        return sql, None
+        return sql, None, []
     session: str | None = None
+    written: list[str] = []
     for tree in trees:
         for table in tree.find_all(exp.Table):
             if isinstance(table.this, exp.Identifier):
                 cut = ".".join(p for p in (table.text("catalog"), table.text("db")) if p)
                 session = session or cut or None
+                written.append(f"{cut}.{table.name}" if cut else table.name)
                 table.set("db", None)
                 table.set("catalog", None)
-    return ";\n".join(t.sql(dialect=dialect) for t in trees), session
+    return ";\n".join(t.sql(dialect=dialect) for t in trees), session, list(dict.fromkeys(written))
 
 
 def measure(
@@ -87,8 +93,9 @@ def measure(
         cut = [cut_names(t, dialect) for t in texts]
         lines = {
             "as written": [{"sql": t} for t in texts],
-            "names cut": [{"sql": c} for c, _ in cut],
-            "cut + schema": [{"sql": c, "schema": s} for c, s in cut],
+            "names cut": [{"sql": c} for c, _, _ in cut],
+            "cut + schema": [{"sql": c, "schema": s} for c, s, _ in cut],
+            "cut + referenced": [{"sql": c, "referenced_tables": r} for c, _, r in cut],
         }
         for variant in VARIANTS:
             log = work / "logs" / f"{engine}__{db}.jsonl"
@@ -115,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     got = measure(args.warehouse, args.gold_sql, args.work, engines, lambda s: print(s, file=sys.stderr))
     for variant, c in got.items():
         kept, logged, reads, edges = (c.get(k, 0) for k in ("kept", "logged", "tables", "joins"))
-        print(f"{variant:12s}  {kept} of {logged} statements kept, {reads} table reads, {edges} join edges")
+        print(f"{variant:16s}  {kept} of {logged} statements kept, {reads} table reads, {edges} join edges")
     return 0
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -252,7 +253,7 @@ def read_batches(
                     raise limits.exceeded(
                         path, "rows", f"the number of rows ({line + batch.num_rows - 1:,}+)"
                     )
-                cols = {c: batch.column(src).cast(pa.string()).to_pylist() for c, src in mapping.items()}
+                cols = {c: _strings(batch.column(src)) for c, src in mapping.items()}
                 yield path, line, cols
                 line += batch.num_rows
         except ImportLimitError:
@@ -261,6 +262,21 @@ def read_batches(
             raise _arrow_error(path, exc, line, limits) from None
         finally:
             _close(batches)
+
+
+def _strings(column: Any) -> list[str | None]:
+    """A column's values as text. A nested value (BigQuery's ``referenced_tables``, an array of
+    structs, or its ``error_result`` struct, in a Parquet export) is its JSON text, as
+    ``TO_JSON_STRING`` would write it in a CSV export; anything else is cast.
+
+    >>> _strings(pa.array([[{"table_id": "t"}], None]))
+    ['[{"table_id": "t"}]', None]
+    >>> _strings(pa.array([1, None]))
+    ['1', None]
+    """
+    if pa.types.is_nested(column.type):
+        return [None if v is None else json.dumps(v, default=str) for v in column.to_pylist()]
+    return column.cast(pa.string()).to_pylist()
 
 
 def _close(batches: Any) -> None:

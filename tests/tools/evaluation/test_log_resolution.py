@@ -60,6 +60,9 @@ def test_names_cut_to_their_last_part_still_resolve(warehouse: tuple[Path, Path]
     assert got["names cut"] == {"logged": 4, "kept": 2, "tables": 3, "joins": 1}
     # with the session's schema on the line, sf4 resolves as the warehouse resolved it
     assert got["cut + schema"] == {"logged": 4, "kept": 3, "tables": 4, "joins": 1}
+    # ... and with the tables it read on the line (BigQuery's referenced_tables, Snowflake's
+    # direct_objects_accessed): sf4's VBAK is STAGING's
+    assert got["cut + referenced"] == {"logged": 4, "kept": 3, "tables": 4, "joins": 1}
 
 
 def test_cli_prints_one_line_per_variant(
@@ -69,7 +72,8 @@ def test_cli_prints_one_line_per_variant(
     assert main(["--warehouse", str(root), "--gold-sql", str(gold), "--work", str(tmp_path / "w"),
                  "--engines", "snowflake"]) == 0  # fmt: skip
     assert capsys.readouterr().out.splitlines() == [
-        "as written    3 of 4 statements kept, 4 table reads, 1 join edges",
-        "names cut     2 of 4 statements kept, 3 table reads, 1 join edges",
-        "cut + schema  3 of 4 statements kept, 4 table reads, 1 join edges",
+        "as written        3 of 4 statements kept, 4 table reads, 1 join edges",
+        "names cut         2 of 4 statements kept, 3 table reads, 1 join edges",
+        "cut + schema      3 of 4 statements kept, 4 table reads, 1 join edges",
+        "cut + referenced  3 of 4 statements kept, 4 table reads, 1 join edges",
     ]

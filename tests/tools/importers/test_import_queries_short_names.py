@@ -165,3 +165,151 @@ def test_default_schema_for_a_log_that_does_not_say_it(
     assert err.count("\n") == 1
     assert "--default-schema 'SALES': no table of erp is in that schema; pass one of archive, sapabap1" in err
     assert len(rows(data, "erp")) == 2
+
+
+# A BigQuery project with the same tables in two datasets (a staging copy beside production), as
+# `import catalog` names them from INFORMATION_SCHEMA.COLUMNS: project.dataset.table.
+WAREHOUSE = {
+    "name": "wh",
+    "dialect": "bigquery",
+    "tables": [
+        {"name": "acme.sales.orders", "columns": _cols("order_id", "customer_id", "amount")},
+        {"name": "acme.sales.customers", "columns": _cols("customer_id", "region")},
+        {"name": "acme.staging.orders", "columns": _cols("order_id", "customer_id", "amount")},
+        {"name": "acme.staging.customers", "columns": _cols("customer_id", "region")},
+    ],
+}
+# written with the job's default dataset: nothing in the text says which dataset
+SHORT = (
+    "SELECT c.region, SUM(o.amount) FROM orders o JOIN customers c"
+    " ON o.customer_id = c.customer_id GROUP BY 1"
+)
+
+
+def _ref(dataset: str, *tables: str) -> list[dict[str, str]]:
+    """``referenced_tables`` as JOBS holds it: ARRAY<STRUCT<project_id, dataset_id, table_id>>."""
+    return [{"project_id": "acme", "dataset_id": dataset, "table_id": t} for t in tables]
+
+
+def test_bigquery_jobs_referenced_tables_pick_the_dataset_in_a_parquet_export(tmp_path: Path) -> None:
+    """EXPORT DATA ... FORMAT PARQUET of JOBS with ``referenced_tables`` (an array of structs) and
+    ``error_result`` (a struct, NULL for a job that ran): the job's own list of the tables it read
+    says which dataset a name written without one is in."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = write_schema(tmp_path / "schemas", WAREHOUSE)
+    error = pa.struct([("reason", pa.string()), ("location", pa.string()), ("message", pa.string())])
+    table = pa.table(
+        {
+            "job_id": ["j1", "j2", "j3", "j4"],
+            "creation_time": pa.array([1714550400000000] * 4, pa.timestamp("us", tz="UTC")),
+            "user_email": ["ann@acme.com"] * 4,
+            "job_type": ["QUERY"] * 4,
+            "statement_type": ["SELECT"] * 4,
+            "state": ["DONE"] * 4,
+            "query": [SHORT, SHORT + " LIMIT 10", SHORT + " LIMIT 5", SHORT + " LIMIT 1"],
+            "referenced_tables": [
+                _ref("staging", "orders", "customers"),
+                _ref("sales", "customers", "orders"),
+                None,  # nothing said: the name stays unknown, as no other rule names one
+                _ref("sales", "orders", "customers"),
+            ],
+            "error_result": pa.array(
+                [
+                    None,
+                    {"reason": None, "location": None, "message": None},
+                    None,
+                    {"reason": "invalidQuery", "location": "query", "message": "Syntax error"},
+                ],
+                error,
+            ),
+        }
+    )
+    pq.write_table(table, tmp_path / "jobs.parquet")
+    report = import_queries([str(tmp_path / "jobs.parquet")], db="wh", data=data)
+    got = sorted(tuple(sorted(r["tables"])) for r in rows(data, "wh"))
+    assert got == [
+        ("acme.sales.customers", "acme.sales.orders"),  # an error_result of nulls: the job ran
+        ("acme.staging.customers", "acme.staging.orders"),
+    ]
+    assert report.skipped["no_known_table"] == 1 and report.skipped["failed"] == 1
+    (staging,) = [r for r in rows(data, "wh") if "acme.staging.orders" in r["tables"]]
+    assert staging["joins"] == [
+        {"left_table": "acme.staging.customers", "left_column": "customer_id",
+         "right_table": "acme.staging.orders", "right_column": "customer_id"}
+    ]  # fmt: skip
+
+
+def test_bigquery_referenced_tables_as_json_text_in_csv_and_as_a_list_in_jsonl(tmp_path: Path) -> None:
+    """A CSV export cannot hold an array: ``TO_JSON_STRING(referenced_tables)`` writes it as JSON
+    text. ``bq query --format=json`` (a .jsonl of job rows) keeps the list; a list of names works
+    too. A hint that is not JSON is no hint: the statement is still read by the other rules."""
+    import csv
+
+    data = write_schema(tmp_path / "schemas", WAREHOUSE)
+    with (tmp_path / "jobs.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["job_id", "creation_time", "job_type", "state", "query", "referenced_tables"])
+        job = ["2024-05-01 00:00:00 UTC", "QUERY", "DONE"]
+        w.writerow(["j1", *job, SHORT, json.dumps(_ref("staging", "orders", "customers"))])
+        other = "SELECT COUNT(*) FROM orders JOIN sales.customers USING (customer_id)"
+        w.writerow(["j2", *job, other, "[{not json"])
+    import_queries([str(tmp_path / "jobs.csv")], db="wh", data=data)
+    assert sorted(tuple(sorted(r["tables"])) for r in rows(data, "wh")) == [
+        ("acme.sales.customers", "acme.sales.orders"),  # the bad hint ignored: sales, from customers
+        ("acme.staging.customers", "acme.staging.orders"),
+    ]
+    log = tmp_path / "jobs.jsonl"
+    lines = [
+        {"query": SHORT, "referenced_tables": _ref("sales", "orders", "customers")},
+        {"query": SHORT + " LIMIT 3", "referenced_tables": ["acme.staging.orders", "acme.staging.customers"]},
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = import_queries([str(log)], db="wh", data=data)
+    assert sorted(tuple(sorted(r["tables"])) for r in rows(data, "wh")) == [
+        ("acme.sales.customers", "acme.sales.orders"),
+        ("acme.staging.customers", "acme.staging.orders"),
+    ]
+    assert report.skipped["no_known_table"] == 0
+
+
+def test_snowflake_access_history_direct_objects_pick_the_schema(tmp_path: Path) -> None:
+    """QUERY_HISTORY joined with ACCESS_HISTORY on QUERY_ID and unloaded as CSV: the VARIANT
+    ``DIRECT_OBJECTS_ACCESSED`` is JSON text, each object's ``objectName`` a full name. It names
+    the schema where the session's schema is NULL (a worksheet that ran ``USE SCHEMA`` after
+    logging in, or a query through a connector that never set one)."""
+    data = write_schema(tmp_path / "schemas", ERP)
+    items = "SELECT p.MATNR FROM VBAK h JOIN VBAP p ON p.VBELN = h.VBELN"
+    objects = [
+        {"objectDomain": "Table", "objectId": 1, "objectName": "PROD.ARCHIVE.VBAK", "columns": []},
+        {"objectDomain": "Table", "objectId": 2, "objectName": "PROD.ARCHIVE.VBAP", "columns": []},
+    ]
+    escaped = json.dumps(objects).replace('"', '""')
+    (tmp_path / "qh.csv").write_text(
+        "QUERY_ID,QUERY_TEXT,DATABASE_NAME,SCHEMA_NAME,USER_NAME,EXECUTION_STATUS,START_TIME,DIRECT_OBJECTS_ACCESSED\n"
+        f'1,"{items}",\\N,\\N,ANN,SUCCESS,2024-05-01 09:00:00.000 -0700,"{escaped}"\n'
+    )
+    report = import_queries([str(tmp_path / "qh.csv")], db="erp", data=data)
+    (row,) = rows(data, "erp")
+    assert sorted(row["tables"]) == ["ARCHIVE.VBAK", "ARCHIVE.VBAP"]
+    assert report.skipped["no_known_table"] == 0
+
+
+def test_a_date_shard_written_short_resolves_to_its_family_by_the_referenced_tables(tmp_path: Path) -> None:
+    """``FROM events_20240105`` with a default dataset: the catalog collapsed the daily shards into
+    ``ga4.events_*``, so no table ends with the name as written. The job's ``referenced_tables``
+    names the shard in full, and the full name reads the family."""
+    from tests.tools.importers.test_import_queries import _ga_schema
+
+    users = {"name": "ga4.users", "columns": _cols("user_id", "country")}
+    data = write_schema(tmp_path / "schemas", _ga_schema("20240131", 31, users))
+    sql = "select u.country, count(*) from events_20240105 e join users u on u.user_id = e.user_id group by 1"
+    lines = [
+        {"query": sql, "referenced_tables": _ref("ga4", "events_20240105", "users")},
+        {"query": sql + " limit 1"},  # nothing said: the shard stays unknown, the users table is read
+    ]
+    (tmp_path / "jobs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    import_queries([str(tmp_path / "jobs.jsonl")], db="ga", data=data)
+    got = sorted(tuple(sorted(r["tables"])) for r in rows(data, "ga"))
+    assert got == [("ga4.events_*", "ga4.users"), ("ga4.users",)]

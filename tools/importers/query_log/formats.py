@@ -54,6 +54,7 @@ class Format:
     job_type: tuple[str, ...] = ()  # BigQuery: only QUERY jobs carry SQL
     database: tuple[str, ...] = ()  # the session's database and schema: a table written
     schema: tuple[str, ...] = ()  # without them resolves there (short_names.py)
+    referenced: tuple[str, ...] = ()  # BigQuery: the tables the job read, in full (short_names.py)
     label: str = ""
 
     def fields(self) -> dict[str, tuple[str, ...]]:
@@ -69,6 +70,7 @@ class Format:
             "job_type": self.job_type,
             "database": self.database,
             "schema": self.schema,
+            "referenced": self.referenced,
         }
         return {k: v for k, v in out.items() if v}
 
@@ -85,6 +87,7 @@ FORMATS: tuple[Format, ...] = (
         error=("error_code",),
         database=("database_name",),
         schema=("schema_name",),
+        referenced=("direct_objects_accessed",),  # from ACCESS_HISTORY, joined on QUERY_ID
         label="Snowflake ACCOUNT_USAGE.QUERY_HISTORY",
     ),
     Format(
@@ -138,6 +141,7 @@ FORMATS: tuple[Format, ...] = (
             ok_status=frozenset({"done"}),
             error=("error_result", "error_result.reason", "error_reason"),
             job_type=("job_type",),
+            referenced=("referenced_tables",),
             label="BigQuery INFORMATION_SCHEMA.JOBS",
         )
         for key in ("job_id", "statement_type")

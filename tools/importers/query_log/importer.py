@@ -227,10 +227,14 @@ class _Run:
                 f"{where}: {SKIP_REASONS[reason]}" + (f": {detail[:200]}" if detail else "")
             )
 
-    def outcomes(self, text: str, unwrap: bool, schema: str | None = None) -> list[Any]:
+    def outcomes(
+        self, text: str, unwrap: bool, schema: str | None = None, referenced: tuple[str, ...] = ()
+    ) -> list[Any]:
         """``[(parsed or None, skip reason, detail), ...]`` per statement of ``text`` (cached;
-        ``schema``: the session's, for table names written short)."""
-        digest = hashlib.blake2b(f"{unwrap}\x00{schema or ''}\x00{text}".encode(), digest_size=16).digest()
+        ``schema``: the session's, ``referenced``: the tables the log says the statement read, both
+        for table names written short)."""
+        key = f"{unwrap}\x00{schema or ''}\x00{','.join(referenced)}\x00{text}"
+        digest = hashlib.blake2b(key.encode(), digest_size=16).digest()
         hit = self.cache.get(digest)
         if hit is not None:
             return hit
@@ -247,7 +251,7 @@ class _Run:
             out = []
             for tree in trees:
                 try:
-                    parsed = self.resolved(tree, unwrap, schema)
+                    parsed = self.resolved(tree, unwrap, schema, referenced)
                 except RecursionError:
                     out.append((None, "unparsable", "nested too deeply"))
                     continue
@@ -258,11 +262,14 @@ class _Run:
         self.cache[digest] = out
         return out
 
-    def resolved(self, tree: Any, unwrap: bool, schema: str | None = None) -> Parsed:
+    def resolved(
+        self, tree: Any, unwrap: bool, schema: str | None = None, referenced: tuple[str, ...] = ()
+    ) -> Parsed:
         """:func:`.statements.analyze_tree`, resolving each normalized text once: the same query
         with other literals (most of a log) costs a parse, not a resolution. The normalized text
-        names its tables in full (the session's ``schema`` applied), so it is the cache key."""
-        query, sql = normalize(tree, self.dialect, self.keep, unwrap, self.db, schema)
+        names its tables in full (the session's ``schema`` and ``referenced`` applied), so it is
+        the cache key."""
+        query, sql = normalize(tree, self.dialect, self.keep, unwrap, self.db, schema, referenced)
         if query is None:
             return Parsed(skipped="not_a_query", detail=sql)
         digest = hashlib.blake2b(sql.encode(), digest_size=16).digest()
@@ -281,7 +288,8 @@ class _Run:
             return 0, 0
         kept = bad = 0
         schema = record.schema or self.default_schema
-        for parsed, reason, detail in self.outcomes(record.text, source.unwrap_ddl, schema):
+        outcomes = self.outcomes(record.text, source.unwrap_ddl, schema, record.referenced)
+        for parsed, reason, detail in outcomes:
             if reason:
                 self.skip(reason, record.where, detail)
                 bad += reason == "unparsable"

@@ -15,11 +15,12 @@ as the DDL does.
   (``PROD.SAPABAP1.KNA1``), is left alone (a CTE of that name too);
 * a shorter name that ends exactly one of the schema's names (``.kna1`` of ``sapabap1.kna1``,
   any case) becomes that table;
-* a shorter name that ends several (``VBAK`` in two schemas) becomes the one in the session's
-  schema when the log says it (Snowflake's and MySQL's ``SCHEMA_NAME``, a ``.jsonl`` line's
-  ``schema``), else the one in the schema of the statement's other tables, or in the one schema
-  that holds every shorter name of the statement, when exactly one is; otherwise it stays
-  unknown, as a guess would put a wrong table in the history.
+* a shorter name that ends several (``VBAK`` in two schemas) becomes the one the warehouse
+  says the statement read when the log says it (BigQuery JOBS' ``referenced_tables``), else the
+  one in the session's schema when the log says it (Snowflake's and MySQL's ``SCHEMA_NAME``, a
+  ``.jsonl`` line's ``schema``), else the one in the schema of the statement's other tables, or
+  in the one schema that holds every shorter name of the statement, when exactly one is;
+  otherwise it stays unknown, as a guess would put a wrong table in the history.
 
 Example:
     >>> import sqlglot
@@ -61,10 +62,14 @@ def short_name_index(db: Database) -> dict[str, list[str]]:
     return index
 
 
-def fold_short_names(tree: Any, db: Database, default_schema: str | None = None) -> Any:
+def fold_short_names(
+    tree: Any, db: Database, default_schema: str | None = None, referenced: tuple[str, ...] = ()
+) -> Any:
     """A copy of ``tree`` with each table name written shorter than the schema's full name
     qualified as that name (the rules of the module docstring; ``default_schema``: the session's
-    schema, ``SAPABAP1`` or ``PROD.SAPABAP1``, any case); ``tree`` itself when nothing changes."""
+    schema, ``SAPABAP1`` or ``PROD.SAPABAP1``, any case; ``referenced``: the full names, lower
+    case, of the tables the warehouse says the statement read); ``tree`` itself when nothing
+    changes."""
     from sqlglot import exp
 
     index = short_name_index(db)
@@ -74,14 +79,20 @@ def fold_short_names(tree: Any, db: Database, default_schema: str | None = None)
     refs = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
     written = {id(t): written_name(t) for t in refs}
     known = {id(t): db.table(written[id(t)]) or qualified_table(t, db) for t in refs}  # as validated
-    short = [
-        t for t in refs
-        if known[id(t)] is None and written[id(t)] in index and not (not t.db and t.name.lower() in ctes)
-    ]  # fmt: skip
-    if not short:
+    unknown = [t for t in refs if known[id(t)] is None and not (not t.db and t.name.lower() in ctes)]
+    short = [t for t in unknown if written[id(t)] in index]
+    # a name the suffixes do not know (a date shard of a collapsed family) that exactly one of
+    # the tables the log says the statement read ends: that name, for the qualified fold
+    hinted = {
+        id(t): r
+        for t in unknown
+        if written[id(t)] not in index and (r := _ended_by(written[id(t)], referenced))
+    }
+    if not short and not hinted:
         return tree
     anchors = {_schema_of(k.name) for k in known.values() if k is not None}
-    picks = _picks(short, [index[written[id(t)]] for t in short], anchors, default_schema)
+    candidates = [_read_by(index[written[id(t)]], referenced) for t in short]
+    picks = (_picks(short, candidates, anchors, default_schema) if short else {}) | hinted
     if not picks:
         return tree
     tree = tree.copy()  # a copy keeps the find_all order, so the references map by position
@@ -97,6 +108,36 @@ def fold_short_names(tree: Any, db: Database, default_schema: str | None = None)
         new.set("db", exp.to_identifier(qualifiers[-1]) if qualifiers else None)
         new.set("catalog", exp.to_identifier(".".join(qualifiers[:-1])) if len(qualifiers) > 1 else None)
     return tree
+
+
+def _ended_by(written: str, referenced: tuple[str, ...]) -> str | None:
+    """The one name of ``referenced`` that ends with the shorter ``written`` one, else None.
+
+    >>> _ended_by("outpatient_charges_2014", ("p.cms.outpatient_charges_2014", "p.cms.inpatient_2014"))
+    'p.cms.outpatient_charges_2014'
+    >>> _ended_by("t", ("a.x.t", "a.y.t")) is None
+    True
+    """
+    if not referenced:
+        return None
+    hits = [r for r in referenced if r.endswith("." + written)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _read_by(names: list[str], referenced: tuple[str, ...]) -> list[str]:
+    """Of the tables a shorter name may be, the ones the statement read, by the log's
+    ``referenced`` (a name written with or without its project, any case); all of them when the
+    log says nothing or names none of them.
+
+    >>> _read_by(["P.SALES.ORDERS", "P.STAGING.ORDERS"], ("p.staging.orders",))
+    ['P.STAGING.ORDERS']
+    >>> _read_by(["SALES.ORDERS", "STAGING.ORDERS"], ("p.sales.orders", "p.crm.customers"))
+    ['SALES.ORDERS']
+    """
+    if len(names) < 2 or not referenced:
+        return names
+    read = [n for n in names if any(_same_schema(n.lower(), r) for r in referenced)]
+    return read or names
 
 
 def _picks(

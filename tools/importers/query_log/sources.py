@@ -8,8 +8,9 @@ A SOURCE is
   piece is held;
 - a ``.jsonl``/``.ndjson`` file: one object a line with ``sql`` (or ``query_text``/``query``),
   optional ``question``, ``count``/``calls``, ``user``, ``start_time``, ``schema`` (the session's,
-  for table names written without one: :mod:`.short_names`); a line is read up to
-  ``--max-line-bytes``;
+  for table names written without one: :mod:`.short_names`), ``referenced_tables`` (the tables the
+  statement read, in full: BigQuery's JOBS as ``bq`` writes it, a list of ``{project_id,
+  dataset_id, table_id}``, or of names); a line is read up to ``--max-line-bytes``;
 - a folder holding ``.sql`` files (a dbt ``target/compiled`` or ``target/run``): each file's
   statements; in a ``compiled``/``run`` folder the query inside dbt's ``create ... as (...)`` and
   ``insert into ... select`` counts as the model's query;
@@ -24,6 +25,7 @@ warehouse, too long, not a JSON object) carries ``skipped`` instead of ``text``.
 from __future__ import annotations
 
 import codecs
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,6 +58,7 @@ class Record:
     skipped: str = ""
     last_time: str | None = None  # a stored row's last_seen, on --append
     schema: str | None = None  # the session's schema (``SCHEMA_NAME``), for names written short
+    referenced: tuple[str, ...] = ()  # the tables the warehouse says it read, in full (lower case)
 
 
 @dataclass
@@ -252,6 +255,7 @@ def jsonl_records(path: Path, limits: ImportLimits) -> Iterator[Record]:
                 user=obj.get("user"),
                 start_time=obj.get("start_time"),
                 schema=obj.get("schema"),
+                referenced=obj.get("referenced_tables", obj.get("direct_objects_accessed")),
             )
 
 
@@ -269,6 +273,7 @@ def _row_record(where: str, text: str, limits: ImportLimits, **extra) -> Record:
         where,
         text=text,
         schema=str(schema)[:512] if isinstance(schema, str) and schema.strip() else None,
+        referenced=referenced_tables(extra.get("referenced"), limits.field_bytes),
         question=question.strip()[: limits.field_bytes]
         if isinstance(question, str) and question.strip()
         else None,
@@ -276,6 +281,56 @@ def _row_record(where: str, text: str, limits: ImportLimits, **extra) -> Record:
         user=str(user)[:512] if user not in (None, "") else None,
         start_time=str(start)[:64] if start not in (None, "") else None,
     )
+
+
+MAX_REFERENCED = 1_000  # tables one statement may say it read; more are not read
+
+
+def referenced_tables(value: object, max_bytes: int) -> tuple[str, ...]:
+    """The full names (lower case) of the tables a log row says the statement read: BigQuery's
+    ``referenced_tables``, an array of ``{project_id, dataset_id, table_id}``, or Snowflake
+    ACCESS_HISTORY's ``direct_objects_accessed``, an array of ``{objectName, ...}`` (a list from
+    a ``.jsonl`` line, JSON text from a Parquet or a CSV column), or names as a list or
+    comma-separated text. A hint only: text that is none of these (or longer than
+    ``max_bytes``) is no hint, never a skipped statement.
+
+    >>> referenced_tables('[{"project_id": "p", "dataset_id": "Sales", "table_id": "orders"}]', 99)
+    ('p.sales.orders',)
+    >>> referenced_tables('[{"objectDomain": "Table", "objectName": "PROD.SAPABAP1.KNA1"}]', 99)
+    ('prod.sapabap1.kna1',)
+    >>> referenced_tables("p.sales.orders, p.crm.Customers", 99)
+    ('p.sales.orders', 'p.crm.customers')
+    >>> referenced_tables("[{not json", 99), referenced_tables(None, 99)
+    ((), ())
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or len(text) > max_bytes:
+            return ()
+        if text[0] in "[{":
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                return ()
+        else:
+            value = text.split(",")
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    names: list[str] = []
+    for item in value[:MAX_REFERENCED]:
+        if isinstance(item, dict):
+            lower = {str(k).lower(): v for k, v in item.items()}
+            parts = [lower.get(k) for k in ("project_id", "dataset_id", "table_id")]
+            if not isinstance(parts[-1], str):
+                parts = [lower.get("objectname")]
+            name = ".".join(str(p).strip() for p in parts if isinstance(p, str) and p.strip())
+        else:
+            name = str(item).strip().strip("`") if isinstance(item, str) else ""
+        if name and len(name) <= 512:
+            names.append(name.lower())
+    return tuple(dict.fromkeys(names))
 
 
 def _count(value: object) -> int:
@@ -325,6 +380,7 @@ def export_records(source: Source, limits: ImportLimits) -> Iterator[Record]:
                 user=value("user"),
                 start_time=value("start_time"),
                 schema=_session_schema(value("database"), value("schema")),
+                referenced=value("referenced"),
             )
 
 
@@ -341,13 +397,28 @@ def _session_schema(database: object, schema: object) -> str | None:
 _NULLS = {"", "\\N", "NULL", "null"}
 
 
+def _empty_struct(text: str) -> bool:
+    """A struct with no value set (a Parquet ``error_result`` of nulls, as JSON text).
+
+    >>> _empty_struct('{"reason": null, "message": null}'), _empty_struct('{"reason": "invalidQuery"}')
+    (True, False)
+    """
+    if not text.startswith("{") or len(text) > 4096:
+        return False
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and all(v in (None, "", [], {}) for v in obj.values())
+
+
 def _failed(fmt: Format, value) -> bool:
     """The warehouse says this statement did not run, or the job was no query."""
     status = value("status")
     if fmt.ok_status and status and status.strip().lower() not in fmt.ok_status:
         return True
     error = value("error")
-    if error and error.strip().lower() not in _NO_ERROR:
+    if error and error.strip().lower() not in _NO_ERROR and not _empty_struct(error):
         return True
     job = value("job_type")
     return bool(job) and job.strip().upper() != "QUERY"
