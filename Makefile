@@ -99,7 +99,8 @@ eval-history-coded: install
 
 # The same coded set as one flat database of 597 key-less tables (docs/query-history.md "One flat
 # database"): nothing routes a question to its source database, as nothing does in a warehouse
-# of hundreds of tables in one schema. Per-question rows in reports/coded/flat_predictions.jsonl.
+# of hundreds of tables in one schema. Per-question rows in reports/coded/flat_predictions.jsonl,
+# and CR@B by the number of tables a question joins (printed, and as a chart).
 # About 30 minutes.
 eval-history-flat: install
 	$(CODED_SRC)
@@ -110,6 +111,8 @@ eval-history-flat: install
 	  --query-log-folds 5 --artifacts $(CODED)/artifacts_flat --data $(CODED)/flat --per-db \
 	  --folds-work build/folds/coded_flat --out reports/coded/flat.json \
 	  --predictions reports/coded/flat_predictions.jsonl
+	$(BIN)/python -m schemarag.tools.evaluation.by_join_size reports/coded/flat_predictions.jsonl \
+	  --chart reports/coded/flat_by_join_size.png
 
 # Warehouse retrieval evaluation (issue 25) on Spider 2.0-lite's catalog exports: every database
 # imported with `schemarag import catalog` (shards collapsed as exported), built (niced; cached
