@@ -260,6 +260,13 @@ def test_bigquery_referenced_tables_as_json_text_in_csv_and_as_a_list_in_jsonl(t
         ("acme.sales.customers", "acme.sales.orders"),  # the bad hint ignored: sales, from customers
         ("acme.staging.customers", "acme.staging.orders"),
     ]
+    # a table of statements of its own (the generic CSV: sql, referenced_tables as names)
+    with (tmp_path / "mine.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([["sql", "referenced_tables"], [SHORT + " LIMIT 7", "acme.staging.orders"]])
+    import_queries([str(tmp_path / "mine.csv")], db="wh", data=data)
+    assert [sorted(r["tables"]) for r in rows(data, "wh")] == [
+        ["acme.staging.customers", "acme.staging.orders"]
+    ]
     log = tmp_path / "jobs.jsonl"
     lines = [
         {"query": SHORT, "referenced_tables": _ref("sales", "orders", "customers")},

@@ -155,6 +155,7 @@ FORMATS: tuple[Format, ...] = (
         start_time=("start_time",),
         question=("question",),
         schema=("schema",),
+        referenced=("referenced_tables",),
         label="a table of statements",
     ),
 )
