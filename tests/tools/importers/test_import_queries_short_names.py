@@ -320,3 +320,28 @@ def test_a_date_shard_written_short_resolves_to_its_family_by_the_referenced_tab
     import_queries([str(tmp_path / "jobs.jsonl")], db="ga", data=data)
     got = sorted(tuple(sorted(r["tables"])) for r in rows(data, "ga"))
     assert got == [("ga4.events_*", "ga4.users"), ("ga4.users",)]
+
+
+def test_a_hostile_referenced_tables_is_no_hint_and_loses_no_statement(tmp_path: Path) -> None:
+    """Nested 100,000 deep, longer than a field may be, or not a list of tables: the statement is
+    still imported by the other rules, and the import does not fail."""
+    from schemarag.tools.importers.query_log.sources import MAX_REFERENCED, referenced_tables
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert referenced_tables(deep, 10**6) == ()
+    assert referenced_tables('"p.sales.orders", `p.crm.x`', 99) == ("p.sales.orders", "p.crm.x")  # quoted
+    assert referenced_tables("p.a.t," * 10, 20) == ()  # longer than the field limit
+    many = [f"p.d.t{i}" for i in range(MAX_REFERENCED + 50)]
+    assert len(referenced_tables(many, 10**6)) == MAX_REFERENCED
+    data = write_schema(tmp_path / "schemas", WAREHOUSE)
+    other = "SELECT COUNT(*) FROM orders JOIN sales.customers USING (customer_id)"
+    lines = [
+        {"query": other, "referenced_tables": deep},
+        {"query": other + " LIMIT 2", "referenced_tables": {"a": 1}},
+    ]
+    (tmp_path / "jobs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = import_queries([str(tmp_path / "jobs.jsonl")], db="wh", data=data)
+    assert [sorted(r["tables"]) for r in rows(data, "wh")] == [
+        ["acme.sales.customers", "acme.sales.orders"]
+    ] * 2
+    assert report.skipped["no_known_table"] == 0

@@ -327,7 +327,7 @@ def referenced_tables(value: object, max_bytes: int) -> tuple[str, ...]:
                 parts = [lower.get("objectname")]
             name = ".".join(str(p).strip() for p in parts if isinstance(p, str) and p.strip())
         else:
-            name = str(item).strip().strip("`") if isinstance(item, str) else ""
+            name = item.strip().strip("`\"'[] ") if isinstance(item, str) else ""
         if name and len(name) <= 512:
             names.append(name.lower())
     return tuple(dict.fromkeys(names))
