@@ -54,7 +54,7 @@ class Format:
     job_type: tuple[str, ...] = ()  # BigQuery: only QUERY jobs carry SQL
     database: tuple[str, ...] = ()  # the session's database and schema: a table written
     schema: tuple[str, ...] = ()  # without them resolves there (short_names.py)
-    referenced: tuple[str, ...] = ()  # BigQuery: the tables the job read, in full (short_names.py)
+    referenced: tuple[str, ...] = ()  # the tables the statement read, in full (short_names.py)
     label: str = ""
 
     def fields(self) -> dict[str, tuple[str, ...]]:

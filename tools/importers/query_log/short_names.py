@@ -16,11 +16,15 @@ as the DDL does.
 * a shorter name that ends exactly one of the schema's names (``.kna1`` of ``sapabap1.kna1``,
   any case) becomes that table;
 * a shorter name that ends several (``VBAK`` in two schemas) becomes the one the warehouse
-  says the statement read when the log says it (BigQuery JOBS' ``referenced_tables``), else the
-  one in the session's schema when the log says it (Snowflake's and MySQL's ``SCHEMA_NAME``, a
-  ``.jsonl`` line's ``schema``), else the one in the schema of the statement's other tables, or
-  in the one schema that holds every shorter name of the statement, when exactly one is;
-  otherwise it stays unknown, as a guess would put a wrong table in the history.
+  says the statement read when the log says it (BigQuery JOBS' ``referenced_tables``,
+  Snowflake ACCESS_HISTORY's ``direct_objects_accessed``), else the one in the session's schema
+  when the log says it (Snowflake's and MySQL's ``SCHEMA_NAME``, a ``.jsonl`` line's
+  ``schema``), else the one in the schema of the statement's other tables, or in the one schema
+  that holds every shorter name of the statement, when exactly one is; otherwise it stays
+  unknown, as a guess would put a wrong table in the history;
+* a shorter name no table ends (a date shard, ``events_20240105``, of a family the catalog
+  collapsed) that exactly one of the tables the statement read ends becomes that full name, which
+  the qualified fold then reads as the family.
 
 Example:
     >>> import sqlglot
