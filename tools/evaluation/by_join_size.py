@@ -66,9 +66,9 @@ def by_join_size(rows: Iterable[dict[str, Any]], largest: int = 4) -> dict[int, 
             budgets = group[0].get(key)
             if not isinstance(budgets, dict):
                 continue
-            entry[label] = {
+            entry[label] = {  # budgets in increasing order: a warehouse row holds 20, 10, 5
                 b: round(sum(set(r["gold"]) <= set(r[key][b]) for r in group) / len(group), 3)
-                for b in budgets
+                for b in sorted(budgets, key=int)
             }
         out[size] = entry
     return out

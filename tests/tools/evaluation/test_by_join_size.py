@@ -26,7 +26,7 @@ def predictions(tmp_path: Path) -> Path:
     # budgets, one 2-table question misses at 2; the history completes all but the 5-table one at 2
     gold = [["a"], ["a", "b"], ["a", "c"], ["a", "b", "c", "d"], ["a", "b", "c", "d", "e"]]
     without = [
-        {2: ["a"], 5: ["a"]},
+        {5: ["a"], 2: ["a"]},  # the budgets in any order (a warehouse row holds 20, 10, 5)
         {2: ["a", "b"], 5: ["a", "b"]},
         {2: ["a", "d"], 5: ["a", "d", "c"]},
         {2: ["a", "b"], 5: ["a", "b", "e"]},
@@ -57,6 +57,7 @@ def test_cr_per_join_size_and_setting(predictions: Path) -> None:
     assert [got[s]["questions"] for s in got] == [1, 2, 2]
     assert got[1]["without"] == {"2": 1.0, "5": 1.0}
     assert got[2]["without"] == {"2": 0.5, "5": 1.0} and got[2]["shipped"] == {"2": 1.0, "5": 1.0}
+    assert list(got[2]["without"]) == ["2", "5"]  # the smaller budget first, as written in any order
     assert got[4]["without"] == {"2": 0.0, "5": 0.0} and got[4]["held out"] == {"2": 0.0, "5": 1.0}
     # the rows' own mean over sizes is the set's CR, as the evaluation reports it
     rows = read_rows(predictions)
