@@ -312,14 +312,18 @@ def test_a_date_shard_written_short_resolves_to_its_family_by_the_referenced_tab
     users = {"name": "ga4.users", "columns": _cols("user_id", "country")}
     data = write_schema(tmp_path / "schemas", _ga_schema("20240131", 31, users))
     sql = "select u.country, count(*) from events_20240105 e join users u on u.user_id = e.user_id group by 1"
+    month = "select event_name, count(*) from `events_202401*` group by 1"  # a wildcard written short
     lines = [
         {"query": sql, "referenced_tables": _ref("ga4", "events_20240105", "users")},
         {"query": sql + " limit 1"},  # nothing said: the shard stays unknown, the users table is read
+        {"query": month, "referenced_tables": _ref("ga4", "events_20240101", "events_20240102")},
+        {"query": month + " limit 1"},  # nothing said: no known table
     ]
     (tmp_path / "jobs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    import_queries([str(tmp_path / "jobs.jsonl")], db="ga", data=data)
+    report = import_queries([str(tmp_path / "jobs.jsonl")], db="ga", data=data)
     got = sorted(tuple(sorted(r["tables"])) for r in rows(data, "ga"))
-    assert got == [("ga4.events_*", "ga4.users"), ("ga4.users",)]
+    assert got == [("ga4.events_*",), ("ga4.events_*", "ga4.users"), ("ga4.users",)]
+    assert report.skipped["no_known_table"] == 1
 
 
 def test_a_hostile_referenced_tables_is_no_hint_and_loses_no_statement(tmp_path: Path) -> None:

@@ -115,15 +115,27 @@ def fold_short_names(
 
 
 def _ended_by(written: str, referenced: tuple[str, ...]) -> str | None:
-    """The one name of ``referenced`` that ends with the shorter ``written`` one, else None.
+    """The one name of ``referenced`` that ends with the shorter ``written`` one, else None. A
+    BigQuery wildcard written short (``events_202401*``) takes the dataset of the shards it read
+    (the job lists each one), when they are all in one.
 
     >>> _ended_by("outpatient_charges_2014", ("p.cms.outpatient_charges_2014", "p.cms.inpatient_2014"))
     'p.cms.outpatient_charges_2014'
     >>> _ended_by("t", ("a.x.t", "a.y.t")) is None
     True
+    >>> _ended_by("gsod20*", ("p.noaa_gsod.gsod2010", "p.noaa_gsod.gsod2011", "p.noaa_gsod.stations"))
+    'p.noaa_gsod.gsod20*'
     """
     if not referenced:
         return None
+    qualifier, _, last = written.rpartition(".")
+    if last.endswith("*"):
+        stem = last[:-1]
+        datasets = {
+            q for q, _, name in (r.rpartition(".") for r in referenced)
+            if name.startswith(stem) and q and (not qualifier or _same_schema(q, qualifier))
+        }  # fmt: skip
+        return f"{datasets.pop()}.{last}" if len(datasets) == 1 else None
     hits = [r for r in referenced if r.endswith("." + written)]
     return hits[0] if len(hits) == 1 else None
 
