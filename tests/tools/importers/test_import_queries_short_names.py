@@ -349,3 +349,40 @@ def test_a_hostile_referenced_tables_is_no_hint_and_loses_no_statement(tmp_path:
         ["acme.sales.customers", "acme.sales.orders"]
     ] * 2
     assert report.skipped["no_known_table"] == 0
+
+
+def test_names_several_schemas_hold_are_said_with_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A statement skipped because its short names are in several schemas says so, in the summary
+    and in --verbose, with what to pass; a log of nothing else fails in one line that says it, and
+    the stored history is left as it was."""
+    from schemarag.cli import main
+
+    items = "select p.matnr from vbak h join vbap p on p.vbeln = h.vbeln"
+    got, report = _import(tmp_path, ["select count(*) from kna1", items, items + " where h.netwr > 0"])
+    assert [r["tables"] for r in got] == [["SAPABAP1.KNA1"]]
+    assert report.skipped["no_known_table"] == 2 and report.ambiguous == 2
+    assert report.summary().endswith(
+        "; 2 of them name only tables several schemas hold: pass --default-schema, or each statement's "
+        "schema or referenced_tables (docs/query-history.md)"
+    )
+    assert any(
+        "names only tables several schemas hold: vbak (SAPABAP1.VBAK, ARCHIVE.VBAK); "
+        "vbap (SAPABAP1.VBAP, ARCHIVE.VBAP)" in line
+        for line in report.skipped_list
+    )
+    # a table no schema holds is not called ambiguous
+    _, other = _import(tmp_path, ["select count(*) from kna1", "select * from scratch_tbl"])
+    assert other.skipped["no_known_table"] == 1 and other.ambiguous == 0
+    assert "several schemas" not in other.summary()
+    # nothing but such statements: one line naming the fix; the stored history stays
+    log = tmp_path / "only.jsonl"
+    log.write_text(json.dumps({"sql": items}) + "\n")
+    data = tmp_path / "schemas"
+    assert main(["import", "queries", "--db", "erp", "--data", str(data), str(log)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "no statement kept (1 skipped: 1 touching no known table)" in err
+    assert "1 name only tables several schemas hold: pass --default-schema" in err
+    assert [r["tables"] for r in rows(data, "erp")] == [["SAPABAP1.KNA1"]]

@@ -36,7 +36,7 @@ from schemarag.runtime.core.names import check_name
 from schemarag.runtime.core.paths import did_you_mean, list_databases, schema_path
 from schemarag.runtime.core.schema import Database, load_schema
 from schemarag.tools.importers.limits import DEFAULT_LIMITS, ImportLimits, Warnings
-from schemarag.tools.importers.query_log.short_names import check_session_schema
+from schemarag.tools.importers.query_log.short_names import AMBIGUOUS, check_session_schema
 from schemarag.tools.importers.query_log.sources import Record, Source, records, resolve_source
 from schemarag.tools.importers.query_log.statements import (
     SKIP_REASONS,
@@ -78,6 +78,7 @@ class QueryImportReport:
     sources: list[SourceReport] = field(default_factory=list)
     skipped_list: list[str] = field(default_factory=list)  # for --verbose, bounded
     warnings: list[str] = field(default_factory=list)
+    ambiguous: int = 0  # of the no_known_table skips: names several schemas hold, written short
 
     def summary(self) -> str:
         """One line: kept, distinct, where, and skipped per reason."""
@@ -89,6 +90,11 @@ class QueryImportReport:
         if total:
             parts = ", ".join(f"{n:,} {SKIP_REASONS[r]}" for r, n in self.skipped.most_common())
             line += f"; skipped {total:,}: {parts} (--verbose lists them)"
+        if self.ambiguous:
+            line += (
+                f"; {self.ambiguous:,} of them name only tables several schemas hold: pass --default-schema, "
+                "or each statement's schema or referenced_tables (docs/query-history.md)"
+            )
         return line
 
 
@@ -292,6 +298,7 @@ class _Run:
         for parsed, reason, detail in outcomes:
             if reason:
                 self.skip(reason, record.where, detail)
+                self.report.ambiguous += reason == "no_known_table" and detail.startswith(AMBIGUOUS)
                 bad += reason == "unparsable"
                 continue
             assert self.store is not None
@@ -391,7 +398,14 @@ def import_queries(
         run.store.spool.close()
         raise ImportFormatError(
             f"{', '.join(sources)}: no statement kept ({_skips(report)}); the history in {folder} was "
-            "left as it was (check --db and --dialect; --verbose lists the statements)"
+            "left as it was ("
+            + (
+                f"{report.ambiguous:,} name only tables several schemas hold: pass --default-schema, or "
+                "each statement's schema or referenced_tables; "
+                if report.ambiguous
+                else ""
+            )
+            + "check --db and --dialect; --verbose lists the statements)"
         )
     tmp = folder / f".{layout.QUERIES}.tmp"
     try:

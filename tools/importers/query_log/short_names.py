@@ -114,6 +114,41 @@ def fold_short_names(
     return tree
 
 
+AMBIGUOUS = "names only tables several schemas hold"  # how a skip's detail starts
+
+
+def ambiguous_names(tree: Any, db: Database) -> str:
+    """Why a statement that reads no known table was not resolved, when the reason is that its
+    names were written short and several schemas hold each (``VBAK (ARCHIVE.VBAK,
+    SAPABAP1.VBAK)``): the import says so and what to pass. Empty otherwise (temp tables, other
+    databases' tables).
+
+    >>> import sqlglot
+    >>> db = Database.model_validate({"name": "erp", "tables": [
+    ...     {"name": "SAPABAP1.VBAK", "columns": [{"name": "VBELN"}]},
+    ...     {"name": "ARCHIVE.VBAK", "columns": [{"name": "VBELN"}]}]})
+    >>> ambiguous_names(sqlglot.parse_one("select * from vbak join tmp_x using (vbeln)"), db)
+    'names only tables several schemas hold: vbak (SAPABAP1.VBAK, ARCHIVE.VBAK)'
+    >>> ambiguous_names(sqlglot.parse_one("select * from tmp_x"), db)
+    ''
+    """
+    from sqlglot import exp
+
+    index = short_name_index(db)
+    found: dict[str, list[str]] = {}
+    for table in tree.find_all(exp.Table):
+        if isinstance(table.this, exp.Identifier):
+            names = index.get(written_name(table), [])
+            if len(names) > 1:
+                found.setdefault(written_name(table), names)
+    if not found:
+        return ""
+    shown = "; ".join(
+        f"{w} ({', '.join(n[:3])}{', ...' if len(n) > 3 else ''})" for w, n in list(found.items())[:3]
+    )
+    return f"{AMBIGUOUS}: {shown}"
+
+
 def _ended_by(written: str, referenced: tuple[str, ...]) -> str | None:
     """The one name of ``referenced`` that ends with the shorter ``written`` one, else None. A
     BigQuery wildcard written short (``events_202401*``) takes the dataset of the shards it read

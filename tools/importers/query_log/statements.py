@@ -49,7 +49,7 @@ from schemarag.app.querygen.sql_bounds import SQLLimits, parse_bounded
 from schemarag.app.querygen.sql_validation import _check_tables
 from schemarag.runtime.core.errors import SQLValidationError
 from schemarag.runtime.core.schema import Database
-from schemarag.tools.importers.query_log.short_names import fold_short_names
+from schemarag.tools.importers.query_log.short_names import ambiguous_names, fold_short_names
 
 # why a statement was skipped -> how the summary line says it
 SKIP_REASONS: dict[str, str] = {
@@ -123,7 +123,7 @@ def resolve(query: Any, sql: str, db: Database, dialect: str, limits: SQLLimits)
     folded = fold_qualified_tables(query, db)
     _, tables = _check_tables(folded, db)
     if not tables:
-        return Parsed(skipped="no_known_table")
+        return Parsed(skipped="no_known_table", detail=ambiguous_names(folded, db))
     out = Parsed(sql=sql, tables=tables, unknown_tables=_unknown(folded, db))
     try:
         out.columns, out.joins = _columns_and_joins(folded, db, dialect, limits)
