@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from schemarag.tools.evaluation.metrics import complete_recall_at
+
 SETTINGS = {"kept_without": "without", "kept_shipped": "shipped", "kept_held_out": "held out"}
 
 
@@ -66,9 +68,9 @@ def by_join_size(rows: Iterable[dict[str, Any]], largest: int = 4) -> dict[int, 
             budgets = group[0].get(key)
             if not isinstance(budgets, dict):
                 continue
+            complete = [complete_recall_at(r[key], r["gold"]) for r in group]  # the evaluation's rule
             entry[label] = {  # budgets in increasing order: a warehouse row holds 20, 10, 5
-                b: round(sum(set(r["gold"]) <= set(r[key][b]) for r in group) / len(group), 3)
-                for b in sorted(budgets, key=int)
+                b: round(sum(c[b] for c in complete) / len(group), 3) for b in sorted(budgets, key=int)
             }
         out[size] = entry
     return out

@@ -65,6 +65,13 @@ class SourceReport:
     kept: int = 0
 
 
+# statements skipped for names written short that several schemas hold: what they are, what to pass
+_AMBIGUOUS_FIX = (
+    "name only tables several schemas hold: pass --default-schema, "
+    "or each statement's schema or referenced_tables"
+)
+
+
 @dataclass
 class QueryImportReport:
     """What one import did: where, how many kept, skipped per reason, per source."""
@@ -91,10 +98,7 @@ class QueryImportReport:
             parts = ", ".join(f"{n:,} {SKIP_REASONS[r]}" for r, n in self.skipped.most_common())
             line += f"; skipped {total:,}: {parts} (--verbose lists them)"
         if self.ambiguous:
-            line += (
-                f"; {self.ambiguous:,} of them name only tables several schemas hold: pass --default-schema, "
-                "or each statement's schema or referenced_tables (docs/query-history.md)"
-            )
+            line += f"; {self.ambiguous:,} of them {_AMBIGUOUS_FIX} (docs/query-history.md)"
         return line
 
 
@@ -399,12 +403,7 @@ def import_queries(
         raise ImportFormatError(
             f"{', '.join(sources)}: no statement kept ({_skips(report)}); the history in {folder} was "
             "left as it was ("
-            + (
-                f"{report.ambiguous:,} name only tables several schemas hold: pass --default-schema, or "
-                "each statement's schema or referenced_tables; "
-                if report.ambiguous
-                else ""
-            )
+            + (f"{report.ambiguous:,} {_AMBIGUOUS_FIX}; " if report.ambiguous else "")
             + "check --db and --dialect; --verbose lists the statements)"
         )
     tmp = folder / f".{layout.QUERIES}.tmp"

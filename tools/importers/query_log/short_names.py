@@ -131,16 +131,19 @@ def ambiguous_names(tree: Any, db: Database) -> str:
     'names only tables several schemas hold: vbak (SAPABAP1.VBAK, ARCHIVE.VBAK)'
     >>> ambiguous_names(sqlglot.parse_one("select * from tmp_x"), db)
     ''
+    >>> ambiguous_names(sqlglot.parse_one("with vbak as (select 1 as vbeln) select * from vbak"), db)
+    ''
     """
     from sqlglot import exp
 
     index = short_name_index(db)
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}  # as fold_short_names
     found: dict[str, list[str]] = {}
     for table in tree.find_all(exp.Table):
-        if isinstance(table.this, exp.Identifier):
-            names = index.get(written_name(table), [])
-            if len(names) > 1:
-                found.setdefault(written_name(table), names)
+        if isinstance(table.this, exp.Identifier) and not (not table.db and table.name.lower() in ctes):
+            written = written_name(table)
+            if len(names := index.get(written, [])) > 1:
+                found.setdefault(written, names)
     if not found:
         return ""
     shown = "; ".join(
