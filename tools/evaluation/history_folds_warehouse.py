@@ -76,13 +76,15 @@ class LoggedQuestion:
 class FoldImport:
     """One database's history in one fold: queries logged (one gold SQL file each), statements
     kept by the import and skipped per reason (a file may hold several statements: a
-    ``DECLARE`` before the query); an import that kept nothing leaves the database without a
-    history."""
+    ``DECLARE`` before the query), table names written short that it qualified per rule
+    (:data:`~schemarag.tools.importers.query_log.short_names.RULES`); an import that kept nothing
+    leaves the database without a history."""
 
     logged: int = 0
     kept: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     error: str = ""
+    qualified: dict[str, int] = field(default_factory=dict)
 
 
 def load_gold_sql(folder: Path, questions: Sequence[WarehouseQuestion]) -> dict[str, str]:
@@ -148,7 +150,7 @@ def import_history(log: Path, db: str, data: Path) -> FoldImport:
         report = import_queries([str(log)], db=db, data=data)
     except ImportFormatError as exc:
         return FoldImport(logged, 0, {}, str(exc).splitlines()[0][:300])
-    return FoldImport(logged, report.statements, dict(report.skipped))
+    return FoldImport(logged, report.statements, dict(report.skipped), qualified=dict(report.short_names))
 
 
 def build_fold(by_engine: dict[str, list[str]], data: Path, artifacts: Path, say: Say) -> set[str]:

@@ -14,8 +14,10 @@ in a session with a default schema (``USE SCHEMA``, ``search_path``, a default d
   (``referenced_tables``: its table names as written), as BigQuery's JOBS ``referenced_tables``
   and Snowflake's ACCESS_HISTORY ``direct_objects_accessed`` give them.
 
-and prints the statements kept (of those logged), the table reads they resolve to and the join
-edges they log (a statement's edges times the times it was logged).
+and prints the statements kept (of those logged), the table reads they resolve to, the join
+edges they log (a statement's edges times the times it was logged) and, per rule of
+:mod:`~schemarag.tools.importers.query_log.short_names`, the table names written short that the
+import qualified (what ``import queries`` says in its summary).
 
     python -m schemarag.tools.evaluation.log_resolution --warehouse <spider2_lite> \\
         --gold-sql <Spider2>/spider2-lite/evaluation_suite/gold/sql --work build/log_resolution
@@ -37,6 +39,7 @@ from pathlib import Path
 from schemarag.tools.evaluation.history_folds_warehouse import import_history, load_gold_sql
 from schemarag.tools.evaluation.warehouse import load_warehouse_questions
 from schemarag.tools.evaluation.warehouse_prep import ENGINE_DIALECTS, _importer_stamp, discover, import_one
+from schemarag.tools.importers.query_log.short_names import RULES
 
 VARIANTS = ("as written", "names cut", "cut + schema", "cut + referenced")
 
@@ -73,7 +76,8 @@ def cut_names(sql: str, dialect: str) -> tuple[str, str | None, list[str]]:
 def measure(
     warehouse: Path, gold_sql: Path, work: Path, engines: Sequence[str], say: Callable[[str], None] = print
 ) -> dict[str, dict[str, int]]:
-    """Per variant: statements logged, kept, and the table reads and join edges of the kept ones."""
+    """Per variant: statements logged, kept, the table reads and join edges of the kept ones,
+    and the short names qualified per rule (``by_<rule>``)."""
     from schemarag.assets.lib.query_history import open_queries
     from schemarag.tools.importers.query_log import history_dir
 
@@ -106,6 +110,7 @@ def measure(
             reads = sum(len(r["tables"]) * r["count"] for r in stored)
             edges = sum(len(r["joins"]) * r["count"] for r in stored)
             out[variant].update(logged=len(texts), kept=got.kept, tables=reads, joins=edges)
+            out[variant].update({f"by_{rule}": n for rule, n in got.qualified.items()})
         if i % 10 == 0 or i == len(by_db):
             say(f"{i}/{len(by_db)} databases")
     return {v: dict(c) for v, c in out.items()}
@@ -122,7 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     got = measure(args.warehouse, args.gold_sql, args.work, engines, lambda s: print(s, file=sys.stderr))
     for variant, c in got.items():
         kept, logged, reads, edges = (c.get(k, 0) for k in ("kept", "logged", "tables", "joins"))
-        print(f"{variant:16s}  {kept} of {logged} statements kept, {reads} table reads, {edges} join edges")
+        rules = ", ".join(f"{c[f'by_{r}']} by {how}" for r, how in RULES.items() if c.get(f"by_{r}"))
+        print(
+            f"{variant:16s}  {kept} of {logged} statements kept, {reads} table reads, {edges} join edges"
+            + (f"; short names qualified: {rules}" if rules else "")
+        )
     return 0
 
 

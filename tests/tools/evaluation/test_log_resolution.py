@@ -57,12 +57,18 @@ def test_names_cut_to_their_last_part_still_resolve(warehouse: tuple[Path, Path]
     # sf1 reads two tables, sf2 and sf4 one; sf3 names a table the catalog does not hold
     assert got["as written"] == {"logged": 4, "kept": 3, "tables": 4, "joins": 1}
     # cut, sf1's VBAK is SAPABAP1's (KNA1 is), sf4's VBAK could be either schema's: not guessed
-    assert got["names cut"] == {"logged": 4, "kept": 2, "tables": 3, "joins": 1}
+    assert got["names cut"] == {
+        "logged": 4, "kept": 2, "tables": 3, "joins": 1, "by_one_table": 2, "by_statement": 1
+    }  # fmt: skip
     # with the session's schema on the line, sf4 resolves as the warehouse resolved it
-    assert got["cut + schema"] == {"logged": 4, "kept": 3, "tables": 4, "joins": 1}
+    assert got["cut + schema"] == {
+        "logged": 4, "kept": 3, "tables": 4, "joins": 1, "by_one_table": 2, "by_session": 2
+    }  # fmt: skip
     # ... and with the tables it read on the line (BigQuery's referenced_tables, Snowflake's
     # direct_objects_accessed): sf4's VBAK is STAGING's
-    assert got["cut + referenced"] == {"logged": 4, "kept": 3, "tables": 4, "joins": 1}
+    assert got["cut + referenced"] == {
+        "logged": 4, "kept": 3, "tables": 4, "joins": 1, "by_one_table": 2, "by_read": 2
+    }  # fmt: skip
 
 
 def test_cli_prints_one_line_per_variant(
@@ -73,7 +79,10 @@ def test_cli_prints_one_line_per_variant(
                  "--engines", "snowflake"]) == 0  # fmt: skip
     assert capsys.readouterr().out.splitlines() == [
         "as written        3 of 4 statements kept, 4 table reads, 1 join edges",
-        "names cut         2 of 4 statements kept, 3 table reads, 1 join edges",
-        "cut + schema      3 of 4 statements kept, 4 table reads, 1 join edges",
-        "cut + referenced  3 of 4 statements kept, 4 table reads, 1 join edges",
+        "names cut         2 of 4 statements kept, 3 table reads, 1 join edges; short names qualified: "
+        "2 by the one table it ends, 1 by the schema of the statement's other tables",
+        "cut + schema      3 of 4 statements kept, 4 table reads, 1 join edges; short names qualified: "
+        "2 by the one table it ends, 2 by the session's schema",
+        "cut + referenced  3 of 4 statements kept, 4 table reads, 1 join edges; short names qualified: "
+        "2 by the one table it ends, 2 by the tables the log says the statement read",
     ]

@@ -386,3 +386,32 @@ def test_names_several_schemas_hold_are_said_with_the_fix(
     assert "no statement kept (1 skipped: 1 touching no known table)" in err
     assert "1 name only tables several schemas hold: pass --default-schema" in err
     assert [r["tables"] for r in rows(data, "erp")] == [["SAPABAP1.KNA1"]]
+
+
+def test_the_summary_counts_the_short_names_qualified_by_each_rule(tmp_path: Path) -> None:
+    """What a log's ``FROM vbak`` was taken to mean is said per rule, counted per statement kept
+    (a statement repeated in the log counts again, though its resolution is cached); a statement
+    skipped counts nothing."""
+    items = "select p.matnr from vbak h join vbap p on p.vbeln = h.vbeln"
+    got, report = _import(
+        tmp_path,
+        [
+            "select count(*) from kna1",  # KNA1: one table ends with it
+            "select count(*) from kna1",  # the same text again: a cached outcome, counted again
+            {"sql": items, "schema": "ARCHIVE"},  # two names, by the session's schema
+            "select count(*) from kna1 join vbak on kna1.kunnr = vbak.kunnr",  # one, then the other's schema
+            {"sql": "select * from vbak", "referenced_tables": ["PROD.ARCHIVE.VBAK"]},  # what it read
+            "select * from vbak",  # several schemas hold it, nothing to go by: skipped, not counted
+            "select * from sapabap1.vbak",  # written in full: nothing to qualify
+        ],
+    )
+    assert len(got) == 5 and report.skipped["no_known_table"] == 1
+    assert report.short_names == {"one_table": 3, "session": 2, "statement": 1, "read": 1}
+    assert (
+        "; 7 table name(s) written short were qualified: 3 by the one table it ends, 2 by the session's "
+        "schema, 1 by the schema of the statement's other tables, 1 by the tables the log says the "
+        "statement read; skipped 1:" in report.summary()
+    )
+    # a log that names every table in full says nothing of it
+    _, plain = _import(tmp_path, ["select * from sapabap1.vbak"])
+    assert not plain.short_names and "written short" not in plain.summary()

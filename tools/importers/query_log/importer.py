@@ -36,7 +36,7 @@ from schemarag.runtime.core.names import check_name
 from schemarag.runtime.core.paths import did_you_mean, list_databases, schema_path
 from schemarag.runtime.core.schema import Database, load_schema
 from schemarag.tools.importers.limits import DEFAULT_LIMITS, ImportLimits, Warnings
-from schemarag.tools.importers.query_log.short_names import AMBIGUOUS, check_session_schema
+from schemarag.tools.importers.query_log.short_names import AMBIGUOUS, RULES, check_session_schema
 from schemarag.tools.importers.query_log.sources import Record, Source, records, resolve_source
 from schemarag.tools.importers.query_log.statements import (
     SKIP_REASONS,
@@ -54,6 +54,7 @@ _SAMPLES = 20  # unparsable statements kept per source for that check
 _CACHE = 100_000  # raw texts remembered (digest -> outcome) before the cache starts over
 _USERS_CAP = 10_000  # distinct users counted exactly per statement; above, the count stops
 _TOKEN = re.compile(r"<Token token_type: [^,]*, text: ([^,]*),[^>]*>")  # sqlglot's repr -> 'text'
+_NONE: Counter = Counter()  # no short name qualified (read only: outcomes are cached and shared)
 _OTHER_DIALECTS = ("postgres", "bigquery", "snowflake", "mysql", "tsql", "duckdb", "databricks", "redshift")
 
 
@@ -86,13 +87,21 @@ class QueryImportReport:
     skipped_list: list[str] = field(default_factory=list)  # for --verbose, bounded
     warnings: list[str] = field(default_factory=list)
     ambiguous: int = 0  # of the no_known_table skips: names several schemas hold, written short
+    # table names written short in the statements kept, per rule that qualified them (RULES)
+    short_names: Counter = field(default_factory=Counter)
 
     def summary(self) -> str:
-        """One line: kept, distinct, where, and skipped per reason."""
+        """One line: kept, distinct, where, how the table names written short were qualified (by
+        which rule of :mod:`.short_names`, so a user can check what a log's ``FROM orders`` was
+        taken to mean), and skipped per reason."""
         line = (
             f"imported {self.statements:,} statement(s) of {self.database} ({self.runs:,} runs) as "
             f"{self.rows:,} distinct into {self.folder}"
         )
+        qualified = sum(self.short_names.values())
+        if qualified:
+            how = ", ".join(f"{n:,} by {RULES[r]}" for r, n in self.short_names.most_common())
+            line += f"; {qualified:,} table name(s) written short were qualified: {how}"
         total = sum(self.skipped.values())
         if total:
             parts = ", ".join(f"{n:,} {SKIP_REASONS[r]}" for r, n in self.skipped.most_common())
@@ -240,9 +249,10 @@ class _Run:
     def outcomes(
         self, text: str, unwrap: bool, schema: str | None = None, referenced: tuple[str, ...] = ()
     ) -> list[Any]:
-        """``[(parsed or None, skip reason, detail), ...]`` per statement of ``text`` (cached;
-        ``schema``: the session's, ``referenced``: the tables the log says the statement read, both
-        for table names written short)."""
+        """``[(parsed or None, skip reason, detail, rules), ...]`` per statement of ``text``
+        (cached; ``schema``: the session's, ``referenced``: the tables the log says the statement
+        read, both for table names written short; ``rules``: how its short names were qualified,
+        kept with the outcome so a statement repeated in the log counts them each time)."""
         key = f"{unwrap}\x00{schema or ''}\x00{','.join(referenced)}\x00{text}"
         digest = hashlib.blake2b(key.encode(), digest_size=16).digest()
         hit = self.cache.get(digest)
@@ -251,35 +261,43 @@ class _Run:
         try:
             trees = parse_statements(text, self.dialect, self.sql_limits)
         except SQLValidationError as exc:
-            out = [(None, "too_long" if "too long" in str(exc) else "unparsable", str(exc))]
+            out = [(None, "too_long" if "too long" in str(exc) else "unparsable", str(exc), _NONE)]
         except RecursionError:
-            out = [(None, "unparsable", "nested too deeply")]
+            out = [(None, "unparsable", "nested too deeply", _NONE)]
         except Exception as exc:
             first = str(exc).replace("\x1b[4m", "").replace("\x1b[0m", "").splitlines()
-            out = [(None, "unparsable", _TOKEN.sub(r"'\1'", first[0]) if first else type(exc).__name__)]
+            detail = _TOKEN.sub(r"'\1'", first[0]) if first else type(exc).__name__
+            out = [(None, "unparsable", detail, _NONE)]
         else:
             out = []
             for tree in trees:
+                rules: Counter = Counter()
                 try:
-                    parsed = self.resolved(tree, unwrap, schema, referenced)
+                    parsed = self.resolved(tree, unwrap, schema, referenced, rules)
                 except RecursionError:
-                    out.append((None, "unparsable", "nested too deeply"))
+                    out.append((None, "unparsable", "nested too deeply", _NONE))
                     continue
-                out.append((parsed, parsed.skipped, parsed.detail) if parsed.skipped else (parsed, "", ""))
-            out = out or [(None, "empty", "")]
+                out.append((parsed, parsed.skipped, parsed.detail, rules))
+            out = out or [(None, "empty", "", _NONE)]
         if len(self.cache) >= _CACHE:
             self.cache.clear()
         self.cache[digest] = out
         return out
 
     def resolved(
-        self, tree: Any, unwrap: bool, schema: str | None = None, referenced: tuple[str, ...] = ()
+        self,
+        tree: Any,
+        unwrap: bool,
+        schema: str | None = None,
+        referenced: tuple[str, ...] = (),
+        rules: Counter | None = None,
     ) -> Parsed:
         """:func:`.statements.analyze_tree`, resolving each normalized text once: the same query
         with other literals (most of a log) costs a parse, not a resolution. The normalized text
         names its tables in full (the session's ``schema`` and ``referenced`` applied), so it is
-        the cache key."""
-        query, sql = normalize(tree, self.dialect, self.keep, unwrap, self.db, schema, referenced)
+        the cache key; ``rules`` counts how this statement's short names were qualified (the
+        normalizing runs per statement, so a shared resolution does not share them)."""
+        query, sql = normalize(tree, self.dialect, self.keep, unwrap, self.db, schema, referenced, rules)
         if query is None:
             return Parsed(skipped="not_a_query", detail=sql)
         digest = hashlib.blake2b(sql.encode(), digest_size=16).digest()
@@ -299,7 +317,7 @@ class _Run:
         kept = bad = 0
         schema = record.schema or self.default_schema
         outcomes = self.outcomes(record.text, source.unwrap_ddl, schema, record.referenced)
-        for parsed, reason, detail in outcomes:
+        for parsed, reason, detail, rules in outcomes:
             if reason:
                 self.skip(reason, record.where, detail)
                 self.report.ambiguous += reason == "no_known_table" and detail.startswith(AMBIGUOUS)
@@ -308,6 +326,7 @@ class _Run:
             assert self.store is not None
             key = self.store.add(parsed, record.question, source.format or source.kind)
             self.store.count(key, record, users)
+            self.report.short_names.update(rules)
             kept += 1
         stats.kept += kept
         return kept, bad

@@ -39,10 +39,20 @@ Example:
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from schemarag.app.querygen.qualified_names import qualified_table, written_name
 from schemarag.runtime.core.schema import Database
+
+# how a shorter name was qualified, by the rule of the module docstring that named its table
+# (``fold_short_names(..., rules=Counter())`` counts them; the import's summary says them)
+RULES: dict[str, str] = {
+    "one_table": "the one table it ends",
+    "read": "the tables the log says the statement read",
+    "session": "the session's schema",
+    "statement": "the schema of the statement's other tables",
+}
 
 _SUFFIXES: dict[int, tuple[Database, dict[str, list[str]]]] = {}  # id(db) -> (db, suffix -> names)
 
@@ -67,13 +77,18 @@ def short_name_index(db: Database) -> dict[str, list[str]]:
 
 
 def fold_short_names(
-    tree: Any, db: Database, default_schema: str | None = None, referenced: tuple[str, ...] = ()
+    tree: Any,
+    db: Database,
+    default_schema: str | None = None,
+    referenced: tuple[str, ...] = (),
+    rules: Counter | None = None,
 ) -> Any:
     """A copy of ``tree`` with each table name written shorter than the schema's full name
     qualified as that name (the rules of the module docstring; ``default_schema``: the session's
     schema, ``SAPABAP1`` or ``PROD.SAPABAP1``, any case; ``referenced``: the full names, lower
     case, of the tables the warehouse says the statement read); ``tree`` itself when nothing
-    changes."""
+    changes. ``rules``: counts each name qualified by the key of :data:`RULES` that named its
+    table, so a user can see what a log's short names were taken to mean."""
     from sqlglot import exp
 
     index = short_name_index(db)
@@ -88,23 +103,27 @@ def fold_short_names(
     # a name the suffixes do not know (a date shard of a collapsed family) that exactly one of
     # the tables the log says the statement read ends: that name, for the qualified fold
     hinted = {
-        id(t): r
+        id(t): (r, "read")
         for t in unknown
         if written[id(t)] not in index and (r := _ended_by(written[id(t)], referenced))
     }
     if not short and not hinted:
         return tree
     anchors = {_schema_of(k.name) for k in known.values() if k is not None}
-    candidates = [_read_by(index[written[id(t)]], referenced) for t in short]
-    picks = (_picks(short, candidates, anchors, default_schema) if short else {}) | hinted
+    ends = [index[written[id(t)]] for t in short]
+    read = [_read_by(names, referenced) for names in ends]
+    picks = (_picks(short, ends, read, anchors, default_schema) if short else {}) | hinted
     if not picks:
         return tree
+    if rules is not None:
+        rules.update(rule for _, rule in picks.values())
     tree = tree.copy()  # a copy keeps the find_all order, so the references map by position
     copies = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
     for old, new in zip(refs, copies, strict=True):
-        name = picks.get(id(old))
-        if name is None:
+        pick = picks.get(id(old))
+        if pick is None:
             continue
+        name = pick[0]
         *qualifiers, last = name.split(".")
         if not new.alias:
             new.set("alias", exp.TableAlias(this=exp.to_identifier(new.name)))
@@ -195,23 +214,38 @@ def _read_by(names: list[str], referenced: tuple[str, ...]) -> list[str]:
 
 
 def _picks(
-    short: list[Any], candidates: list[list[str]], anchors: set[str], default: str | None
-) -> dict[int, str]:
-    """Each shorter reference's table (``candidates``: the schema's names it ends, per reference),
-    where the rules of the module docstring name one; ``anchors``: the schemas of the tables the
-    statement names in full."""
+    short: list[Any],
+    ends: list[list[str]],
+    read: list[list[str]],
+    anchors: set[str],
+    default: str | None,
+) -> dict[int, tuple[str, str]]:
+    """Each shorter reference's table and the key of :data:`RULES` that named it, where the
+    rules of the module docstring name one. Per reference, ``ends``: the schema's names it ends;
+    ``read``: those the log says the statement read (:func:`_read_by`). ``anchors``: the schemas
+    of the tables the statement names in full.
+
+    >>> from types import SimpleNamespace as T
+    >>> a, b = T(), T()
+    >>> picks = _picks([a, b], [["s.x"], ["s.y", "t.y"]], [["s.x"], ["s.y", "t.y"]], set(), None)
+    >>> picks[id(a)], picks[id(b)]  # b: the one schema holding every shorter name
+    (('s.x', 'one_table'), ('s.y', 'statement'))
+    """
     if not anchors:  # the one schema holding every shorter name, if there is one
-        common = set.intersection(*({_schema_of(n) for n in names} for names in candidates))
+        common = set.intersection(*({_schema_of(n) for n in names} for names in read))
         anchors = common if len(common) == 1 else set()
     session = default.strip().lower() if default and default.strip() else None
-    picks: dict[int, str] = {}
-    for t, names in zip(short, candidates, strict=True):
+    picks: dict[int, tuple[str, str]] = {}
+    for t, every, names in zip(short, ends, read, strict=True):
+        rule = "one_table" if len(every) == 1 else "read"
         if len(names) > 1 and session is not None:
             names = [n for n in names if _same_schema(_schema_of(n), session)] or names
+            rule = "session"
         if len(names) > 1:
             names = [n for n in names if _schema_of(n) in anchors]
+            rule = "statement"
         if len(names) == 1:
-            picks[id(t)] = names[0]
+            picks[id(t)] = (names[0], rule)
     return picks
 
 

@@ -41,6 +41,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,13 +98,14 @@ def normalize(
     db: Database | None = None,
     default_schema: str | None = None,
     referenced: tuple[str, ...] = (),
+    rules: Counter | None = None,
 ) -> tuple[Any, str]:
     """Steps 2-3 of the module docstring: ``(query, normalized SQL)``, or ``(None, kind)`` for a
     statement that is no query (``unwrap_ddl``: a dbt ``target/run`` file, whose ``create ... as
     (select)`` counts as its query). With ``db``, table names written shorter than the schema's
     are qualified first (:func:`.short_names.fold_short_names`, ``default_schema``: the session's
     schema the log gives, ``referenced``: the tables it says the statement read), so the stored
-    SQL names its tables as the DDL does. Cheap next to
+    SQL names its tables as the DDL does (``rules`` counts how each such name was qualified). Cheap next to
     :func:`resolve`, so a caller can skip resolving a normalized text it has seen."""
     from sqlglot import exp
 
@@ -111,7 +113,7 @@ def normalize(
     if query is None:
         return None, tree.key.upper() if isinstance(tree, exp.Expression) else ""
     if db is not None:
-        query = fold_short_names(query, db, default_schema, referenced)
+        query = fold_short_names(query, db, default_schema, referenced, rules)
     shown = query.copy()
     if not keep_literals:
         strip_literals(shown)
