@@ -278,6 +278,8 @@ def _run_queries(args: argparse.Namespace) -> int:
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if getattr(args, "verbose", False):
+        for line in report.qualified_lines(limits.warnings):
+            print(f"  qualified {line}", file=sys.stderr)
         for line in report.skipped_list:
             print(f"  skipped {line}", file=sys.stderr)
         hidden = sum(report.skipped.values()) - len(report.skipped_list)

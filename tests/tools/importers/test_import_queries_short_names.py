@@ -412,6 +412,32 @@ def test_the_summary_counts_the_short_names_qualified_by_each_rule(tmp_path: Pat
         "schema, 1 by the schema of the statement's other tables, 1 by the tables the log says the "
         "statement read; skipped 1:" in report.summary()
     )
+    assert report.qualified_lines(2) == [  # --verbose: what each name became, most frequent first
+        "kna1 -> SAPABAP1.KNA1 (the one table it ends): 3 time(s)",
+        "vbak -> ARCHIVE.VBAK (the session's schema): 1 time(s)",
+    ]
     # a log that names every table in full says nothing of it
     _, plain = _import(tmp_path, ["select * from sapabap1.vbak"])
     assert not plain.short_names and "written short" not in plain.summary()
+
+
+def test_verbose_lists_what_each_short_name_became(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from schemarag.cli import main
+
+    data = write_schema(tmp_path / "schemas", ERP)
+    log = tmp_path / "log.jsonl"
+    statements = [
+        {"sql": "select count(*) from vbak", "schema": "ARCHIVE"},
+        {"sql": "select count(*) from kna1 join vbak using (kunnr)"},
+    ]
+    log.write_text("".join(json.dumps(s) + "\n" for s in statements))
+    assert main(["import", "queries", "--db", "erp", "--data", str(data), "--verbose", str(log)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "3 table name(s) written short were qualified" in err[0]
+    assert sorted(line for line in err if line.startswith("  qualified ")) == [
+        "  qualified kna1 -> SAPABAP1.KNA1 (the one table it ends): 1 time(s)",
+        "  qualified vbak -> ARCHIVE.VBAK (the session's schema): 1 time(s)",
+        "  qualified vbak -> SAPABAP1.VBAK (the schema of the statement's other tables): 1 time(s)",
+    ]

@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 DIALECT_CHECK_AFTER = 200  # statements of one source before the wrong-dialect check first runs
 _SAMPLES = 20  # unparsable statements kept per source for that check
 _CACHE = 100_000  # raw texts remembered (digest -> outcome) before the cache starts over
+_MAPPINGS = 10_000  # distinct (short name, table, rule) remembered for --verbose
 _USERS_CAP = 10_000  # distinct users counted exactly per statement; above, the count stops
 _TOKEN = re.compile(r"<Token token_type: [^,]*, text: ([^,]*),[^>]*>")  # sqlglot's repr -> 'text'
 _NONE: Counter = Counter()  # no short name qualified (read only: outcomes are cached and shared)
@@ -87,8 +88,24 @@ class QueryImportReport:
     skipped_list: list[str] = field(default_factory=list)  # for --verbose, bounded
     warnings: list[str] = field(default_factory=list)
     ambiguous: int = 0  # of the no_known_table skips: names several schemas hold, written short
-    # table names written short in the statements kept, per rule that qualified them (RULES)
+    # table names written short in the statements kept, per rule that qualified them (RULES),
+    # and per (name as written, table, rule) for --verbose (at most _MAPPINGS distinct ones)
     short_names: Counter = field(default_factory=Counter)
+    qualified: Counter = field(default_factory=Counter)
+
+    def count_qualified(self, names: Counter) -> None:
+        """Count one kept statement's short names (``(written, table, rule)`` -> times)."""
+        for (written, table, rule), n in names.items():
+            self.short_names[rule] += n
+            if (written, table, rule) in self.qualified or len(self.qualified) < _MAPPINGS:
+                self.qualified[(written, table, rule)] += n
+
+    def qualified_lines(self, limit: int) -> list[str]:
+        """``--verbose``: the ``limit`` most frequent names written short and what each became."""
+        return [
+            f"{written} -> {table} ({RULES[rule]}): {n:,} time(s)"
+            for (written, table, rule), n in self.qualified.most_common(limit)
+        ]
 
     def summary(self) -> str:
         """One line: kept, distinct, where, how the table names written short were qualified (by
@@ -326,7 +343,7 @@ class _Run:
             assert self.store is not None
             key = self.store.add(parsed, record.question, source.format or source.kind)
             self.store.count(key, record, users)
-            self.report.short_names.update(rules)
+            self.report.count_qualified(rules)
             kept += 1
         stats.kept += kept
         return kept, bad

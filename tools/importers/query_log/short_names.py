@@ -46,7 +46,8 @@ from schemarag.app.querygen.qualified_names import qualified_table, written_name
 from schemarag.runtime.core.schema import Database
 
 # how a shorter name was qualified, by the rule of the module docstring that named its table
-# (``fold_short_names(..., rules=Counter())`` counts them; the import's summary says them)
+# (``fold_short_names(..., rules=Counter())`` counts ``(written, table, rule)``; the import's
+# summary says them per rule, ``--verbose`` per name)
 RULES: dict[str, str] = {
     "one_table": "the one table it ends",
     "read": "the tables the log says the statement read",
@@ -87,8 +88,9 @@ def fold_short_names(
     qualified as that name (the rules of the module docstring; ``default_schema``: the session's
     schema, ``SAPABAP1`` or ``PROD.SAPABAP1``, any case; ``referenced``: the full names, lower
     case, of the tables the warehouse says the statement read); ``tree`` itself when nothing
-    changes. ``rules``: counts each name qualified by the key of :data:`RULES` that named its
-    table, so a user can see what a log's short names were taken to mean."""
+    changes. ``rules``: counts each name qualified as ``(name as written, table, key of
+    :data:`RULES` that named it)``, so a user can see what a log's short names were taken to
+    mean."""
     from sqlglot import exp
 
     index = short_name_index(db)
@@ -116,7 +118,7 @@ def fold_short_names(
     if not picks:
         return tree
     if rules is not None:
-        rules.update(rule for _, rule in picks.values())
+        rules.update((written[id(t)], *picks[id(t)]) for t in refs if id(t) in picks)
     tree = tree.copy()  # a copy keeps the find_all order, so the references map by position
     copies = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
     for old, new in zip(refs, copies, strict=True):
