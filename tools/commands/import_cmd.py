@@ -203,7 +203,8 @@ def _queries(parser: argparse.ArgumentParser) -> None:
         "--verbose",
         action="store_true",
         default=argparse.SUPPRESS,
-        help="list every skipped statement (file, line or row, reason)",
+        help="list every skipped statement (file, line or row, reason) and what each table name "
+        "written short became",
     )
     add_limit_flags(parser)
 
