@@ -441,3 +441,43 @@ def test_verbose_lists_what_each_short_name_became(
         "  qualified vbak -> ARCHIVE.VBAK (the session's schema): 1 time(s)",
         "  qualified vbak -> SAPABAP1.VBAK (the schema of the statement's other tables): 1 time(s)",
     ]
+
+
+def test_a_use_in_a_script_is_the_session_schema_of_the_statements_after_it(tmp_path: Path) -> None:
+    """A ``.sql`` worksheet that switches schemas with ``USE SCHEMA`` logs its short names as the
+    warehouse resolved them; the session is the file's (another file starts without one); a
+    ``USE WAREHOUSE`` names no schema; a log line of several statements follows its own ``USE``."""
+    data = write_schema(tmp_path / "schemas", ERP)
+    (tmp_path / "worksheet.sql").write_text(
+        "USE SCHEMA ARCHIVE;\n"
+        "select p.matnr from vbak h join vbap p on p.vbeln = h.vbeln;\n"
+        "USE WAREHOUSE reporting_wh;\n"
+        "select count(*) from vbak;\n"
+        "use schema prod.sapabap1;\n"
+        "select count(*) from vbak where netwr > 0;\n"
+    )
+    (tmp_path / "other.sql").write_text("select count(*) from vbap;\n")  # no USE in this file
+    line = {"sql": "USE SCHEMA ARCHIVE; select max(netwr) from vbak", "schema": "SAPABAP1"}
+    (tmp_path / "lines.jsonl").write_text(json.dumps(line) + "\n")
+    sources = [str(tmp_path / n) for n in ("worksheet.sql", "other.sql", "lines.jsonl")]
+    report = import_queries(sources, db="erp", data=data)
+    got = sorted((tuple(sorted(r["tables"])), r["sql"].split(" FROM ")[0]) for r in rows(data, "erp"))
+    assert got == [
+        (("ARCHIVE.VBAK",), "SELECT COUNT(*)"),
+        (("ARCHIVE.VBAK",), "SELECT MAX(netwr)"),
+        (("ARCHIVE.VBAK", "ARCHIVE.VBAP"), "SELECT p.matnr"),
+        (("SAPABAP1.VBAK",), "SELECT COUNT(*)"),
+    ]
+    assert report.skipped == {"not_a_query": 4, "no_known_table": 1}  # the USEs; other.sql's vbap
+    assert report.short_names == {"session": 5}
+
+
+def test_set_search_path_in_a_postgres_script(tmp_path: Path) -> None:
+    data = write_schema(tmp_path / "schemas", ERP)
+    (tmp_path / "psql.sql").write_text(
+        'SET search_path TO "$user", archive, public;\nselect count(*) from vbak;\n'
+        "SET search_path = sapabap1;\nselect count(*) from vbap;\n"
+    )
+    report = import_queries([str(tmp_path / "psql.sql")], db="erp", data=data, dialect="postgres")
+    assert sorted(tuple(r["tables"]) for r in rows(data, "erp")) == [("ARCHIVE.VBAK",), ("SAPABAP1.VBAP",)]
+    assert report.short_names == {"session": 2} and report.skipped == {"not_a_query": 2}

@@ -28,7 +28,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from schemarag.assets.lib import query_history as layout
 from schemarag.runtime.core.errors import ImportFormatError, SchemaragError, SQLValidationError
@@ -36,7 +36,12 @@ from schemarag.runtime.core.names import check_name
 from schemarag.runtime.core.paths import did_you_mean, list_databases, schema_path
 from schemarag.runtime.core.schema import Database, load_schema
 from schemarag.tools.importers.limits import DEFAULT_LIMITS, ImportLimits, Warnings
-from schemarag.tools.importers.query_log.short_names import AMBIGUOUS, RULES, check_session_schema
+from schemarag.tools.importers.query_log.short_names import (
+    AMBIGUOUS,
+    RULES,
+    check_session_schema,
+    session_schema,
+)
 from schemarag.tools.importers.query_log.sources import Record, Source, records, resolve_source
 from schemarag.tools.importers.query_log.statements import (
     SKIP_REASONS,
@@ -55,8 +60,20 @@ _CACHE = 100_000  # raw texts remembered (digest -> outcome) before the cache st
 _MAPPINGS = 10_000  # distinct (short name, table, rule) remembered for --verbose
 _USERS_CAP = 10_000  # distinct users counted exactly per statement; above, the count stops
 _TOKEN = re.compile(r"<Token token_type: [^,]*, text: ([^,]*),[^>]*>")  # sqlglot's repr -> 'text'
-_NONE: Counter = Counter()  # no short name qualified (read only: outcomes are cached and shared)
 _OTHER_DIALECTS = ("postgres", "bigquery", "snowflake", "mysql", "tsql", "duckdb", "databricks", "redshift")
+
+
+class Outcome(NamedTuple):
+    """What one statement of a logged text came to: ``parsed`` (None when it was skipped for
+    ``reason``, with ``detail``), how its short names were qualified (``rules``: ``(written,
+    table, rule) -> times``) and, for a ``USE`` / ``SET search_path`` statement, the schema it
+    makes the session's (``session``) for the statements after it."""
+
+    parsed: Parsed | None
+    reason: str
+    detail: str = ""
+    rules: Counter | None = None
+    session: str | None = None
 
 
 @dataclass
@@ -252,7 +269,8 @@ class _Run:
         self.default_schema = default_schema  # --default-schema: a record's own schema wins
         self.limits, self.report = limits, report
         self.sql_limits = sql_limits(limits.field_bytes)
-        self.cache: dict[bytes, list[Any]] = {}  # raw text -> outcomes
+        self.cache: dict[bytes, list[Outcome]] = {}  # raw text -> outcomes
+        self.sessions: dict[str, str] = {}  # a .sql file -> the schema its last USE made the session's
         self.resolutions: dict[bytes, Parsed] = {}  # normalized text -> its resolution
         self.store: _Store | None = None
 
@@ -265,11 +283,11 @@ class _Run:
 
     def outcomes(
         self, text: str, unwrap: bool, schema: str | None = None, referenced: tuple[str, ...] = ()
-    ) -> list[Any]:
-        """``[(parsed or None, skip reason, detail, rules), ...]`` per statement of ``text``
-        (cached; ``schema``: the session's, ``referenced``: the tables the log says the statement
-        read, both for table names written short; ``rules``: how its short names were qualified,
-        kept with the outcome so a statement repeated in the log counts them each time)."""
+    ) -> list[Outcome]:
+        """One :class:`Outcome` per statement of ``text`` (cached; ``schema``: the session's,
+        ``referenced``: the tables the log says the statement read, both for table names written
+        short). A ``USE`` among them is the session's schema for the statements after it; the
+        rules travel with each outcome, so a statement repeated in the log counts them each time."""
         key = f"{unwrap}\x00{schema or ''}\x00{','.join(referenced)}\x00{text}"
         digest = hashlib.blake2b(key.encode(), digest_size=16).digest()
         hit = self.cache.get(digest)
@@ -278,24 +296,28 @@ class _Run:
         try:
             trees = parse_statements(text, self.dialect, self.sql_limits)
         except SQLValidationError as exc:
-            out = [(None, "too_long" if "too long" in str(exc) else "unparsable", str(exc), _NONE)]
+            out = [Outcome(None, "too_long" if "too long" in str(exc) else "unparsable", str(exc))]
         except RecursionError:
-            out = [(None, "unparsable", "nested too deeply", _NONE)]
+            out = [Outcome(None, "unparsable", "nested too deeply")]
         except Exception as exc:
             first = str(exc).replace("\x1b[4m", "").replace("\x1b[0m", "").splitlines()
             detail = _TOKEN.sub(r"'\1'", first[0]) if first else type(exc).__name__
-            out = [(None, "unparsable", detail, _NONE)]
+            out = [Outcome(None, "unparsable", detail)]
         else:
             out = []
             for tree in trees:
+                if (session := session_schema(tree, self.dialect)) is not None:
+                    schema = session  # the statements after it run in that schema
+                    out.append(Outcome(None, "not_a_query", tree.key.upper(), session=session))
+                    continue
                 rules: Counter = Counter()
                 try:
                     parsed = self.resolved(tree, unwrap, schema, referenced, rules)
                 except RecursionError:
-                    out.append((None, "unparsable", "nested too deeply", _NONE))
+                    out.append(Outcome(None, "unparsable", "nested too deeply"))
                     continue
-                out.append((parsed, parsed.skipped, parsed.detail, rules))
-            out = out or [(None, "empty", "", _NONE)]
+                out.append(Outcome(parsed, parsed.skipped, parsed.detail, rules))
+            out = out or [Outcome(None, "empty")]
         if len(self.cache) >= _CACHE:
             self.cache.clear()
         self.cache[digest] = out
@@ -332,9 +354,12 @@ class _Run:
             self.skip(record.skipped, record.where)
             return 0, 0
         kept = bad = 0
-        schema = record.schema or self.default_schema
+        script = record.script
+        schema = record.schema or (self.sessions.get(script) if script else None) or self.default_schema
         outcomes = self.outcomes(record.text, source.unwrap_ddl, schema, record.referenced)
-        for parsed, reason, detail, rules in outcomes:
+        for parsed, reason, detail, rules, session in outcomes:
+            if session is not None and script:
+                self.sessions[script] = session  # for the script's statements after this one
             if reason:
                 self.skip(reason, record.where, detail)
                 self.report.ambiguous += reason == "no_known_table" and detail.startswith(AMBIGUOUS)
@@ -343,7 +368,8 @@ class _Run:
             assert self.store is not None
             key = self.store.add(parsed, record.question, source.format or source.kind)
             self.store.count(key, record, users)
-            self.report.count_qualified(rules)
+            if rules:
+                self.report.count_qualified(rules)
             kept += 1
         stats.kept += kept
         return kept, bad

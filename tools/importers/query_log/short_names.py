@@ -135,6 +135,77 @@ def fold_short_names(
     return tree
 
 
+_NOT_A_SCHEMA = {"DATABASE", "CATALOG", "WAREHOUSE", "ROLE", "SECONDARY", "ROLES"}  # USE <kind> x
+
+
+def session_schema(tree: Any, dialect: str) -> str | None:
+    """The schema a session statement makes the default for the statements after it in the same
+    script (a ``.sql`` file, a log line of several statements), as the warehouse would resolve
+    their short names; None for any other statement.
+
+    ``USE SCHEMA s`` / ``USE SCHEMA db.s`` (Snowflake, Databricks), ``USE s`` (MySQL's database is
+    its schema; DuckDB, Databricks, T-SQL), ``SET search_path TO s, ...`` / ``SET SCHEMA 's'``
+    (PostgreSQL, Redshift: the first entry that is not ``"$user"``), BigQuery's ``SET
+    @@dataset_id = 'ds'``. ``USE DATABASE``, ``WAREHOUSE`` and ``ROLE`` name no schema. A name
+    that is no schema of the catalog is harmless: it only narrows names that some schema holds.
+
+    >>> import sqlglot
+    >>> session_schema(sqlglot.parse_one("USE SCHEMA prod.sapabap1", read="snowflake"), "snowflake")
+    'prod.sapabap1'
+    >>> session_schema(sqlglot.parse_one("use warehouse wh", read="snowflake"), "snowflake") is None
+    True
+    >>> path = sqlglot.parse_one('SET search_path TO "$user", sales, public', read="postgres")
+    >>> session_schema(path, "postgres")
+    'sales'
+    >>> session_schema(sqlglot.parse_one("SET @@dataset_id = 'ga4'", read="bigquery"), "bigquery")
+    'ga4'
+    >>> session_schema(sqlglot.parse_one("select 1"), "postgres") is None
+    True
+    """
+    from sqlglot import exp
+
+    if isinstance(tree, exp.Use):
+        if tree.text("kind").upper() in _NOT_A_SCHEMA or not isinstance(tree.this, exp.Table):
+            return None
+        target = tree.this
+        return ".".join(p for p in (target.text("catalog"), target.text("db"), target.name) if p) or None
+    if isinstance(tree, exp.Set):
+        for item in tree.expressions:
+            eq = item.this if isinstance(item, exp.SetItem) else None
+            if not isinstance(eq, exp.EQ):
+                continue
+            name = eq.this.name.lower() if isinstance(eq.this, exp.Column | exp.Parameter) else ""
+            if isinstance(eq.this, exp.Parameter):
+                name = eq.this.this.name.lower() if isinstance(eq.this.this, exp.Parameter) else name
+            if name in ("search_path", "schema", "dataset_id"):
+                value = eq.expression.name if isinstance(eq.expression, exp.Expression) else ""
+                return value if value and value != "$user" else None
+        return None
+    if isinstance(tree, exp.Command) and tree.name.upper() == "SET":
+        return _search_path(str(tree.expression or ""), dialect)
+    return None
+
+
+def _search_path(text: str, dialect: str) -> str | None:
+    """The first schema of a ``SET search_path TO a, b`` / ``SET SCHEMA 'a'`` that sqlglot keeps
+    as a command: the text after the setting's name, split by the dialect's tokenizer."""
+    import sqlglot
+    from sqlglot.tokens import TokenType
+
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenizer_class().tokenize(text[:10_000])
+    except Exception:
+        return None
+    if not tokens or tokens[0].text.lower() not in ("search_path", "schema"):
+        return None
+    for tok in tokens[1:]:
+        if tok.token_type in (TokenType.EQ, TokenType.COMMA) or tok.text.upper() == "TO":
+            continue
+        if tok.text != "$user":
+            return tok.text or None
+    return None
+
+
 AMBIGUOUS = "names only tables several schemas hold"  # how a skip's detail starts
 
 

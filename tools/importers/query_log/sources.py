@@ -59,6 +59,7 @@ class Record:
     last_time: str | None = None  # a stored row's last_seen, on --append
     schema: str | None = None  # the session's schema (``SCHEMA_NAME``), for names written short
     referenced: tuple[str, ...] = ()  # the tables the warehouse says it read, in full (lower case)
+    script: str = ""  # a .sql file's statements share its session: a USE there sets it for the rest
 
 
 @dataclass
@@ -209,7 +210,7 @@ def _statement(path: Path, line: int, text: str, cap: int, n: int, limits: Impor
         return Record(where, skipped="empty")
     if len(text) > cap:
         return Record(where, skipped="too_long")
-    return Record(where, text=text.strip())
+    return Record(where, text=text.strip(), script=str(path))
 
 
 # --- .jsonl -----------------------------------------------------------------------------------
