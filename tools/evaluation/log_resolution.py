@@ -12,7 +12,10 @@ in a session with a default schema (``USE SCHEMA``, ``search_path``, a default d
   first table's name was cut of), as Snowflake's ``SCHEMA_NAME`` gives it;
 * ``cut + referenced``: the names cut, with the tables the statement read in full on the line
   (``referenced_tables``: its table names as written), as BigQuery's JOBS ``referenced_tables``
-  and Snowflake's ACCESS_HISTORY ``direct_objects_accessed`` give them.
+  and Snowflake's ACCESS_HISTORY ``direct_objects_accessed`` give them;
+* ``cut + USE (.sql)``: the names cut, as one ``.sql`` script per database in which each
+  statement follows the session statement that set its schema (Snowflake's ``USE SCHEMA s``,
+  BigQuery's ``SET @@dataset_id = 'ds'``), as a worksheet would hold it.
 
 and prints the statements kept (of those logged), the table reads they resolve to, the join
 edges they log (a statement's edges times the times it was logged) and, per rule of
@@ -41,7 +44,7 @@ from schemarag.tools.evaluation.warehouse import load_warehouse_questions
 from schemarag.tools.evaluation.warehouse_prep import ENGINE_DIALECTS, _importer_stamp, discover, import_one
 from schemarag.tools.importers.query_log.short_names import RULES
 
-VARIANTS = ("as written", "names cut", "cut + schema", "cut + referenced")
+VARIANTS = ("as written", "names cut", "cut + schema", "cut + referenced", "cut + USE (.sql)")
 
 
 def cut_names(sql: str, dialect: str) -> tuple[str, str | None, list[str]]:
@@ -73,6 +76,21 @@ def cut_names(sql: str, dialect: str) -> tuple[str, str | None, list[str]]:
     return ";\n".join(t.sql(dialect=dialect) for t in trees), session, list(dict.fromkeys(written))
 
 
+def use_statement(schema: str | None, dialect: str) -> str:
+    """The session statement that makes ``schema`` the default, with its semicolon and newline
+    (nothing without a schema): ``SET @@dataset_id`` in BigQuery (the dataset alone), ``USE
+    SCHEMA`` elsewhere.
+
+    >>> use_statement("proj.ga4", "bigquery").strip(), use_statement("PROD.SAPABAP1", "snowflake").strip()
+    ("SET @@dataset_id = 'ga4';", 'USE SCHEMA PROD.SAPABAP1;')
+    """
+    if not schema:
+        return ""
+    if dialect == "bigquery":
+        return f"SET @@dataset_id = '{schema.rpartition('.')[2]}';\n"
+    return f"USE SCHEMA {schema};\n"
+
+
 def measure(
     warehouse: Path, gold_sql: Path, work: Path, engines: Sequence[str], say: Callable[[str], None] = print
 ) -> dict[str, dict[str, int]]:
@@ -101,10 +119,13 @@ def measure(
             "cut + schema": [{"sql": c, "schema": s} for c, s, _ in cut],
             "cut + referenced": [{"sql": c, "referenced_tables": r} for c, _, r in cut],
         }
+        script = "".join(f"{use_statement(s, dialect)}{c};\n" for c, s, _ in cut)
         for variant in VARIANTS:
-            log = work / "logs" / f"{engine}__{db}.jsonl"
+            sql = variant.endswith("(.sql)")
+            log = work / "logs" / f"{engine}__{db}.{'sql' if sql else 'jsonl'}"
             log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text("".join(json.dumps(x) + "\n" for x in lines[variant]), encoding="utf-8")
+            text = script if sql else "".join(json.dumps(x) + "\n" for x in lines[variant])
+            log.write_text(text, encoding="utf-8")
             got = import_history(log, db, data / engine)  # keeps nothing: recorded, not raised
             stored = open_queries(history_dir(data / engine, db)).read().to_pylist() if got.kept else []
             reads = sum(len(r["tables"]) * r["count"] for r in stored)

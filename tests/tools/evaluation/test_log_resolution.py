@@ -69,6 +69,8 @@ def test_names_cut_to_their_last_part_still_resolve(warehouse: tuple[Path, Path]
     assert got["cut + referenced"] == {
         "logged": 4, "kept": 3, "tables": 4, "joins": 1, "by_one_table": 2, "by_read": 2
     }  # fmt: skip
+    # ... and as a worksheet: each statement after the USE SCHEMA its session ran
+    assert got["cut + USE (.sql)"] == got["cut + schema"]
 
 
 def test_cli_prints_one_line_per_variant(
@@ -85,4 +87,6 @@ def test_cli_prints_one_line_per_variant(
         "2 by the one table it ends, 2 by the session's schema",
         "cut + referenced  3 of 4 statements kept, 4 table reads, 1 join edges; short names qualified: "
         "2 by the one table it ends, 2 by the tables the log says the statement read",
+        "cut + USE (.sql)  3 of 4 statements kept, 4 table reads, 1 join edges; short names qualified: "
+        "2 by the one table it ends, 2 by the session's schema",
     ]
