@@ -159,6 +159,8 @@ def session_schema(tree: Any, dialect: str) -> str | None:
     'sales'
     >>> session_schema(sqlglot.parse_one("SET @@dataset_id = 'ga4'", read="bigquery"), "bigquery")
     'ga4'
+    >>> session_schema(sqlglot.parse_one("SET @schema = 'x'", read="mysql"), "mysql") is None  # a variable
+    True
     >>> session_schema(sqlglot.parse_one("select 1"), "postgres") is None
     True
     """
@@ -174,10 +176,14 @@ def session_schema(tree: Any, dialect: str) -> str | None:
             eq = item.this if isinstance(item, exp.SetItem) else None
             if not isinstance(eq, exp.EQ):
                 continue
-            name = eq.this.name.lower() if isinstance(eq.this, exp.Column | exp.Parameter) else ""
-            if isinstance(eq.this, exp.Parameter):
-                name = eq.this.this.name.lower() if isinstance(eq.this.this, exp.Parameter) else name
-            if name in ("search_path", "schema", "dataset_id"):
+            left = eq.this
+            if isinstance(left, exp.Column):  # search_path, schema
+                name = left.name.lower()
+            elif isinstance(left, exp.Parameter) and isinstance(left.this, exp.Parameter):
+                name = "@@" + left.this.name.lower()  # a system variable; @x is a user's own
+            else:
+                continue
+            if name in ("search_path", "schema", "@@dataset_id"):
                 value = eq.expression.name if isinstance(eq.expression, exp.Expression) else ""
                 return value if value and value != "$user" else None
         return None
