@@ -40,7 +40,7 @@ from schemarag.tools.importers.query_log.short_names import (
     AMBIGUOUS,
     RULES,
     check_session_schema,
-    session_schema,
+    schema_set_by,
 )
 from schemarag.tools.importers.query_log.sources import Record, Source, records, resolve_source
 from schemarag.tools.importers.query_log.statements import (
@@ -306,7 +306,7 @@ class _Run:
         else:
             out = []
             for tree in trees:
-                if (session := session_schema(tree, self.dialect)) is not None:
+                if (session := schema_set_by(tree, self.dialect)) is not None:
                     schema = session  # the statements after it run in that schema
                     out.append(Outcome(None, "not_a_query", tree.key.upper(), session=session))
                     continue

@@ -96,11 +96,11 @@ def fold_short_names(
     index = short_name_index(db)
     if not index:
         return tree
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    ctes = _cte_names(tree)
     refs = [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
     written = {id(t): written_name(t) for t in refs}
     known = {id(t): db.table(written[id(t)]) or qualified_table(t, db) for t in refs}  # as validated
-    unknown = [t for t in refs if known[id(t)] is None and not (not t.db and t.name.lower() in ctes)]
+    unknown = [t for t in refs if known[id(t)] is None and not _names_a_cte(t, ctes)]
     short = [t for t in unknown if written[id(t)] in index]
     # a name the suffixes do not know (a date shard of a collapsed family) that exactly one of
     # the tables the log says the statement read ends: that name, for the qualified fold
@@ -138,7 +138,7 @@ def fold_short_names(
 _NOT_A_SCHEMA = {"DATABASE", "CATALOG", "WAREHOUSE", "ROLE", "SECONDARY", "ROLES"}  # USE <kind> x
 
 
-def session_schema(tree: Any, dialect: str) -> str | None:
+def schema_set_by(tree: Any, dialect: str) -> str | None:
     """The schema a session statement makes the default for the statements after it in the same
     script (a ``.sql`` file, a log line of several statements), as the warehouse would resolve
     their short names; None for any other statement.
@@ -150,18 +150,18 @@ def session_schema(tree: Any, dialect: str) -> str | None:
     that is no schema of the catalog is harmless: it only narrows names that some schema holds.
 
     >>> import sqlglot
-    >>> session_schema(sqlglot.parse_one("USE SCHEMA prod.sapabap1", read="snowflake"), "snowflake")
+    >>> schema_set_by(sqlglot.parse_one("USE SCHEMA prod.sapabap1", read="snowflake"), "snowflake")
     'prod.sapabap1'
-    >>> session_schema(sqlglot.parse_one("use warehouse wh", read="snowflake"), "snowflake") is None
+    >>> schema_set_by(sqlglot.parse_one("use warehouse wh", read="snowflake"), "snowflake") is None
     True
     >>> path = sqlglot.parse_one('SET search_path TO "$user", sales, public', read="postgres")
-    >>> session_schema(path, "postgres")
+    >>> schema_set_by(path, "postgres")
     'sales'
-    >>> session_schema(sqlglot.parse_one("SET @@dataset_id = 'ga4'", read="bigquery"), "bigquery")
+    >>> schema_set_by(sqlglot.parse_one("SET @@dataset_id = 'ga4'", read="bigquery"), "bigquery")
     'ga4'
-    >>> session_schema(sqlglot.parse_one("SET @schema = 'x'", read="mysql"), "mysql") is None  # a variable
+    >>> schema_set_by(sqlglot.parse_one("SET @schema = 'x'", read="mysql"), "mysql") is None  # a variable
     True
-    >>> session_schema(sqlglot.parse_one("select 1"), "postgres") is None
+    >>> schema_set_by(sqlglot.parse_one("select 1"), "postgres") is None
     True
     """
     from sqlglot import exp
@@ -235,10 +235,10 @@ def ambiguous_names(tree: Any, db: Database) -> str:
     from sqlglot import exp
 
     index = short_name_index(db)
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}  # as fold_short_names
+    ctes = _cte_names(tree)
     found: dict[str, list[str]] = {}
     for table in tree.find_all(exp.Table):
-        if isinstance(table.this, exp.Identifier) and not (not table.db and table.name.lower() in ctes):
+        if isinstance(table.this, exp.Identifier) and not _names_a_cte(table, ctes):
             written = written_name(table)
             if len(names := index.get(written, [])) > 1:
                 found.setdefault(written, names)
@@ -248,6 +248,18 @@ def ambiguous_names(tree: Any, db: Database) -> str:
         f"{w} ({', '.join(n[:3])}{', ...' if len(n) > 3 else ''})" for w, n in list(found.items())[:3]
     )
     return f"{AMBIGUOUS}: {shown}"
+
+
+def _cte_names(tree: Any) -> set[str]:
+    """The names (lower case) the statement's ``WITH`` clauses define."""
+    from sqlglot import exp
+
+    return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+
+
+def _names_a_cte(table: Any, ctes: set[str]) -> bool:
+    """A bare reference that reads one of the statement's CTEs, not a table of the schema."""
+    return not table.db and table.name.lower() in ctes
 
 
 def _ended_by(written: str, referenced: tuple[str, ...]) -> str | None:
